@@ -1,0 +1,2 @@
+// Placeholder until the OpenMP adapter lands.
+#include "adapters/adapter.hpp"

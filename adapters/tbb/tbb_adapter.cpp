@@ -1,0 +1,2 @@
+// Placeholder until the oneTBB adapter lands.
+#include "adapters/adapter.hpp"

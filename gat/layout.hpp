@@ -1,0 +1,56 @@
+// The shared-memory layout of the global allocation table (GAT). Changing anything here
+// means bumping kLayoutVersion: jobs built against another layout refuse the file.
+#pragma once
+
+#include <pthread.h>
+
+#include <cstdint>
+
+namespace apshim::gat {
+
+constexpr std::uint64_t kMagic = 0x3154414748535041ull;  // "APSHGAT1" little-endian
+constexpr std::uint32_t kLayoutVersion = 1;
+constexpr int kMaxRows = 512;         // jobs per table (issue 7's 256-job scenarios fit twice)
+constexpr int kMaxProcessors = 4096;  // P limit; options.cpp uses the same bound
+constexpr int kNameLen = 32;
+
+enum RowState : std::uint32_t { kFree = 0, kLive = 1 };
+
+struct alignas(64) Row {
+    std::uint32_t state;        // RowState
+    std::int32_t pid;
+    std::uint64_t start_time;   // /proc/<pid>/stat field 22: tells a reused pid apart
+    std::uint64_t join_seq;     // arrival order: DP's tie-breaks follow it
+    std::int32_t desire;        // d_j, written by the job
+    std::int32_t allotment;     // a_j, written by DP (any job)
+    std::int32_t usage;         // p_j, written by the job
+    float eta;                  // the job's target efficiency (for display)
+    std::uint64_t heartbeat_ns; // CLOCK_MONOTONIC of the job's last update
+    char name[kNameLen];        // comm of the job, NUL-terminated
+};
+
+struct alignas(64) Header {
+    std::uint64_t magic;        // written last by the creator (the file is linked in only after)
+    std::uint32_t version;
+    std::uint32_t header_size;
+    std::uint64_t file_size;
+    std::uint32_t row_size;
+    std::uint32_t max_rows;
+    std::int32_t processors;    // P
+    std::uint32_t est_cycle_us; // one est_cycle for every job sharing the table (Sen §6.1)
+    std::uint32_t owner_uid;
+    std::uint32_t reserved;
+    std::uint64_t join_counter; // next join_seq
+    std::uint64_t last_scan_ns; // last full liveness scan (reads /proc), at most one per est_cycle
+    std::uint64_t updates;      // DP runs, for `apshim status`
+    pthread_mutex_t lock;       // robust + process-shared: a holder killed mid-update is detected
+};
+
+struct Layout {
+    Header header;
+    Row rows[kMaxRows];
+};
+
+constexpr std::uint64_t kFileSize = sizeof(Layout);
+
+}  // namespace apshim::gat

@@ -1,0 +1,64 @@
+#include "gat/proc.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace apshim::gat {
+
+ProcInfo read_proc(pid_t pid) {
+    ProcInfo info;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return info;
+    char buf[1024];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return info;
+    buf[n] = '\0';
+    // comm may hold spaces and parentheses: fields restart after the LAST ')'.
+    char* p = std::strrchr(buf, ')');
+    if (!p || p[1] != ' ') return info;
+    p += 2;
+    info.exists = true;
+    info.zombie = (*p == 'Z' || *p == 'X');
+    // p points at field 3 (state); starttime is field 22.
+    for (int field = 3; field < 22 && p; ++field) {
+        p = std::strchr(p, ' ');
+        if (p) ++p;
+    }
+    if (p) info.start_time = std::strtoull(p, nullptr, 10);
+    return info;
+}
+
+bool pid_exists(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH); }
+
+bool process_alive(pid_t pid, std::uint64_t start_time) {
+    if (!pid_exists(pid)) return false;
+    ProcInfo info = read_proc(pid);
+    // Not readable although kill() saw it: another pid namespace or hidepid; trust kill().
+    if (!info.exists) return true;
+    return !info.zombie && info.start_time == start_time;
+}
+
+void self_name(char* out, int len) {
+    // /proc/self/comm is the process's (thread-group leader's) name; prctl would give the
+    // calling thread's, which for the controller is "apshim-ctl".
+    char comm[64] = "?";
+    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, comm, sizeof comm - 1);
+        close(fd);
+        comm[n > 0 ? n : 0] = '\0';
+        if (char* nl = std::strchr(comm, '\n')) *nl = '\0';
+    }
+    std::snprintf(out, static_cast<size_t>(len), "%s", comm);
+}
+
+}  // namespace apshim::gat

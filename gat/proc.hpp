@@ -1,0 +1,28 @@
+// What the table needs to know about processes: identity that survives pid reuse, and liveness.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+namespace apshim::gat {
+
+struct ProcInfo {
+    bool exists = false;      // /proc/<pid>/stat readable
+    bool zombie = false;      // state Z or X: dead, not yet reaped
+    std::uint64_t start_time = 0;
+};
+
+// Reads /proc/<pid>/stat (state and field 22, starttime in clock ticks since boot).
+ProcInfo read_proc(pid_t pid);
+
+// A row's owner is alive iff its pid exists, is not a zombie, and started when the row says.
+bool process_alive(pid_t pid, std::uint64_t start_time);
+
+// Cheap check (one syscall): false only when the pid certainly does not exist any more.
+bool pid_exists(pid_t pid);
+
+// This process's comm (short name), for the table's name column.
+void self_name(char* out, int len);
+
+}  // namespace apshim::gat

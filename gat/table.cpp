@@ -1,0 +1,389 @@
+#include "gat/table.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "gat/dp.hpp"
+#include "gat/proc.hpp"
+
+namespace apshim::gat {
+namespace {
+
+// A live process whose controller has not updated for this long (e.g. stopped with SIGSTOP)
+// keeps its row but its desire is lowered to 1, so its processors go to jobs that run.
+constexpr std::uint64_t kStaleHeartbeatNs = 1000000000ull;
+
+std::uint64_t monotonic_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+std::string describe(const std::string& path, const std::string& what) { return "GAT " + path + ": " + what; }
+
+// Checks everything a job relies on before it trusts a mapped table.
+std::string validate(const Layout* t, uid_t uid) {
+    const Header& h = t->header;
+    char buf[160];
+    if (h.magic != kMagic) return "not an apshim table (bad magic)";
+    if (h.version != kLayoutVersion) {
+        std::snprintf(buf, sizeof buf, "layout version %u, this shim speaks %u (remove the file or use another APSHIM_GAT)",
+                      h.version, kLayoutVersion);
+        return buf;
+    }
+    if (h.header_size != sizeof(Header) || h.row_size != sizeof(Row) || h.max_rows != kMaxRows ||
+        h.file_size != kFileSize)
+        return "header sizes do not match this layout (corrupt file)";
+    if (h.processors < 1 || h.processors > kMaxProcessors) {
+        std::snprintf(buf, sizeof buf, "processor count %d out of range [1, %d] (corrupt file)", h.processors,
+                      kMaxProcessors);
+        return buf;
+    }
+    if (h.est_cycle_us < 500 || h.est_cycle_us > 10000000u) return "est_cycle out of range (corrupt file)";
+    if (h.owner_uid != uid) return "created for another user (corrupt file)";
+    return "";
+}
+
+void init_layout(Layout* t, const CreateParams& p) {
+    std::memset(static_cast<void*>(t), 0, sizeof(Layout));
+    Header& h = t->header;
+    h.version = kLayoutVersion;
+    h.header_size = sizeof(Header);
+    h.file_size = kFileSize;
+    h.row_size = sizeof(Row);
+    h.max_rows = kMaxRows;
+    h.processors = std::clamp(p.processors, 1, kMaxProcessors);
+    h.est_cycle_us = std::clamp<std::uint32_t>(p.est_cycle_us, 500, 10000000u);
+    h.owner_uid = geteuid();
+    h.join_counter = 1;
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&h.lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    __atomic_store_n(&h.magic, kMagic, __ATOMIC_RELEASE);
+}
+
+// Creates a complete table under a temporary name and links it into place: a table at `path`
+// is always fully initialised, and of two jobs creating at once exactly one link() wins.
+// Returns 0, EEXIST (someone else won: open theirs) or another errno.
+int create_table(const std::string& path, const CreateParams& params) {
+    char tmp[512];
+    std::snprintf(tmp, sizeof tmp, "%s.tmp.%d.%llx", path.c_str(), static_cast<int>(getpid()),
+                  static_cast<unsigned long long>(monotonic_ns()));
+    int fd = ::open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return errno;
+    int err = 0;
+    // Reserve the blocks now: a sparse file on a full tmpfs would SIGBUS the host on first touch.
+    if (fchmod(fd, 0600) != 0 || (err = posix_fallocate(fd, 0, kFileSize)) != 0) {
+        if (!err) err = errno;
+    } else {
+        void* m = mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED) {
+            err = errno;
+        } else {
+            init_layout(static_cast<Layout*>(m), params);
+            munmap(m, kFileSize);
+            if (link(tmp, path.c_str()) != 0) err = errno;
+        }
+    }
+    close(fd);
+    unlink(tmp);
+    return err;
+}
+
+}  // namespace
+
+std::unique_ptr<Table> Table::open(const std::string& path, const CreateParams& params, std::string& error,
+                                   Mode mode) {
+    error.clear();
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        int fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            int e = errno;
+            if (e == ENOENT && mode == Mode::create_if_missing) {
+                int c = create_table(path, params);
+                if (c == 0 || c == EEXIST) continue;  // open the one now in place
+                error = describe(path, "cannot create: " + errno_text(c));
+                return nullptr;
+            }
+            if (e == ELOOP) error = describe(path, "is a symbolic link; refusing to follow it");
+            else error = describe(path, "cannot open: " + errno_text(e));
+            return nullptr;
+        }
+        struct stat st;
+        std::string why;
+        char buf[160];
+        if (fstat(fd, &st) != 0) {
+            why = "cannot stat: " + errno_text(errno);
+        } else if (!S_ISREG(st.st_mode)) {
+            why = "is not a regular file";
+        } else if (st.st_uid != geteuid()) {
+            std::snprintf(buf, sizeof buf, "belongs to uid %u, not to this user (uid %u)", st.st_uid, geteuid());
+            why = buf;
+        } else if ((st.st_mode & 077) != 0) {
+            std::snprintf(buf, sizeof buf, "is accessible by other users (mode %04o); it must be 0600", st.st_mode & 07777);
+            why = buf;
+        } else if ((st.st_mode & S_IWUSR) == 0) {
+            std::snprintf(buf, sizeof buf, "is not writable (mode %04o)", st.st_mode & 07777);
+            why = buf;
+        } else if (static_cast<std::uint64_t>(st.st_size) != kFileSize) {
+            std::snprintf(buf, sizeof buf, "has %lld bytes, expected %llu (truncated, or another layout)",
+                          static_cast<long long>(st.st_size), static_cast<unsigned long long>(kFileSize));
+            why = buf;
+        }
+        if (!why.empty()) {
+            close(fd);
+            error = describe(path, why);
+            return nullptr;
+        }
+        void* m = mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED) {
+            error = describe(path, "cannot map: " + errno_text(errno));
+            close(fd);
+            return nullptr;
+        }
+        auto* layout = static_cast<Layout*>(m);
+        why = validate(layout, geteuid());
+        if (!why.empty()) {
+            munmap(m, kFileSize);
+            close(fd);
+            error = describe(path, why);
+            return nullptr;
+        }
+        std::unique_ptr<Table> t(new Table());
+        t->map_ = layout;
+        t->fd_ = fd;
+        t->P_ = layout->header.processors;
+        t->est_cycle_us_ = layout->header.est_cycle_us;
+        t->path_ = path;
+        return t;
+    }
+    error = describe(path, "created and removed repeatedly by others; giving up");
+    return nullptr;
+}
+
+Table::~Table() {
+    if (map_) munmap(map_, kFileSize);
+    if (fd_ >= 0) close(fd_);
+}
+
+bool Table::lock(std::uint64_t timeout_ns, bool* recovered) {
+    if (recovered) *recovered = false;
+    timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    std::uint64_t ns = static_cast<std::uint64_t>(deadline.tv_nsec) + timeout_ns;
+    deadline.tv_sec += static_cast<time_t>(ns / 1000000000ull);
+    deadline.tv_nsec = static_cast<long>(ns % 1000000000ull);
+    int rc = pthread_mutex_timedlock(&map_->header.lock, &deadline);
+    if (rc == EOWNERDEAD) {
+        // The holder died mid-update: rows may be half-written. Make them consistent again
+        // (dead rows out, DP repaired) before anyone else sees them.
+        reclaim_dead(true, monotonic_ns());
+        run_dp(-1, 0, true);
+        pthread_mutex_consistent(&map_->header.lock);
+        if (recovered) *recovered = true;
+        return true;
+    }
+    return rc == 0;
+}
+
+void Table::unlock() { pthread_mutex_unlock(&map_->header.lock); }
+
+int Table::find_row(pid_t pid, std::uint64_t start_time) const {
+    for (int i = 0; i < kMaxRows; ++i) {
+        const Row& r = map_->rows[i];
+        if (r.state == kLive && r.pid == pid && r.start_time == start_time) return i;
+    }
+    return -1;
+}
+
+int Table::reclaim_dead(bool full_scan, std::uint64_t now) {
+    int reclaimed = 0;
+    pid_t me = getpid();
+    for (int i = 0; i < kMaxRows; ++i) {
+        Row& r = map_->rows[i];
+        if (r.state == kFree) continue;
+        bool dead;
+        if (r.state != kLive || r.pid <= 0) dead = true;  // garbage state: reclaim
+        else if (r.pid == me) dead = false;
+        else dead = full_scan ? !process_alive(r.pid, r.start_time) : !pid_exists(r.pid);
+        if (dead) {
+            std::memset(static_cast<void*>(&r), 0, sizeof r);
+            ++reclaimed;
+        } else if (r.pid != me && now > r.heartbeat_ns && now - r.heartbeat_ns > kStaleHeartbeatNs) {
+            r.desire = 1;
+        }
+    }
+    if (full_scan) map_->header.last_scan_ns = now;
+    return reclaimed;
+}
+
+// Copies live rows into DP's vector (arrival order), applies the event, writes allotments back.
+void Table::run_dp(int changed_slot, int old_desire, bool departures) {
+    std::vector<DpJob> jobs;
+    std::vector<int> slots;
+    jobs.reserve(64);
+    slots.reserve(64);
+    for (int i = 0; i < kMaxRows; ++i) {
+        const Row& r = map_->rows[i];
+        if (r.state != kLive) continue;
+        slots.push_back(i);
+        jobs.push_back(DpJob{r.desire, r.allotment, r.join_seq});
+    }
+    std::vector<std::size_t> idx(jobs.size());
+    for (std::size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+    std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return jobs[a].order < jobs[b].order; });
+    std::vector<DpJob> sorted;
+    std::vector<int> sorted_slots;
+    long changed = -1;
+    for (std::size_t k : idx) {
+        if (slots[k] == changed_slot) changed = static_cast<long>(sorted.size());
+        sorted.push_back(jobs[k]);
+        sorted_slots.push_back(slots[k]);
+    }
+    if (departures) dp_shrink(sorted, P_);
+    if (changed >= 0) dp_desire_changed(sorted, P_, static_cast<std::size_t>(changed), old_desire);
+    else if (!departures) dp_repair(sorted, P_);
+    for (std::size_t k = 0; k < sorted.size(); ++k) {
+        Row& r = map_->rows[sorted_slots[k]];
+        r.desire = sorted[k].desire;  // dp may have clamped a corrupt desire into [1, P]
+        r.allotment = sorted[k].allotment;
+    }
+    ++map_->header.updates;
+}
+
+int Table::join(int desire, double eta, std::string& error) {
+    error.clear();
+    pid_ = getpid();
+    start_time_ = read_proc(pid_).start_time;
+    eta_ = eta;
+    if (!lock(static_cast<std::uint64_t>(est_cycle_us_) * 1000 * 20)) {
+        error = describe(path_, "lock not available");
+        return -1;
+    }
+    std::uint64_t now = monotonic_ns();
+    int departed = reclaim_dead(now - map_->header.last_scan_ns >= est_cycle_us_ * 1000ull, now);
+    int slot = find_row(pid_, start_time_);  // our own row from before an exec()
+    int old_desire = 0;
+    if (slot >= 0) {
+        old_desire = map_->rows[slot].desire;
+    } else {
+        for (int i = 0; i < kMaxRows && slot < 0; ++i)
+            if (map_->rows[i].state == kFree) slot = i;
+        if (slot < 0) {
+            unlock();
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "table full (%d jobs)", kMaxRows);
+            error = describe(path_, buf);
+            return -1;
+        }
+        Row& r = map_->rows[slot];
+        std::memset(static_cast<void*>(&r), 0, sizeof r);
+        r.pid = pid_;
+        r.start_time = start_time_;
+        r.join_seq = map_->header.join_counter++;
+        r.allotment = 0;
+        self_name(r.name, kNameLen);
+        __atomic_store_n(&r.state, kLive, __ATOMIC_RELEASE);
+    }
+    Row& r = map_->rows[slot];
+    r.desire = std::clamp(desire, 1, P_);
+    r.eta = static_cast<float>(eta);
+    r.heartbeat_ns = now;
+    run_dp(slot, old_desire, departed > 0);
+    unlock();
+    return slot;
+}
+
+int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns) {
+    if (!lock(timeout_ns)) return -1;
+    pid_t me = getpid();
+    if (me != pid_) {  // forked child using its parent's Table: it is a new job
+        unlock();
+        return -1;
+    }
+    std::uint64_t now = monotonic_ns();
+    bool full = now - map_->header.last_scan_ns >= est_cycle_us_ * 1000ull;
+    int departed = reclaim_dead(full, now);
+    if (slot < 0 || slot >= kMaxRows || map_->rows[slot].state != kLive || map_->rows[slot].pid != me ||
+        map_->rows[slot].start_time != start_time_) {
+        // Our row was taken from us (a corrupted table, or someone's gc misjudged us): re-join.
+        unlock();
+        std::string err;
+        slot = join(desire, eta_, err);
+        if (slot < 0) return -1;
+        if (!lock(timeout_ns)) return -1;
+    }
+    Row& r = map_->rows[slot];
+    int old = r.desire;
+    r.desire = std::clamp(desire, 1, P_);
+    r.usage = std::clamp(usage, 0, kMaxProcessors);
+    r.heartbeat_ns = now;
+    run_dp(slot, old, departed > 0);
+    int a = std::clamp(r.allotment, 1, P_);
+    unlock();
+    return a;
+}
+
+void Table::leave(int slot) {
+    if (slot < 0 || slot >= kMaxRows) return;
+    if (!lock(static_cast<std::uint64_t>(est_cycle_us_) * 1000 * 20)) return;  // the next job's scan reclaims us
+    Row& r = map_->rows[slot];
+    if (r.state == kLive && r.pid == getpid() && r.start_time == start_time_) {
+        std::memset(static_cast<void*>(&r), 0, sizeof r);
+        run_dp(-1, 0, true);
+    }
+    unlock();
+}
+
+int Table::gc() {
+    if (!lock(1000000000ull)) return -1;
+    int n = reclaim_dead(true, monotonic_ns());
+    if (n > 0) run_dp(-1, 0, true);
+    unlock();
+    return n;
+}
+
+Snapshot Table::snapshot() {
+    Snapshot s;
+    bool locked = lock(100000000ull);  // a stuck holder must not hang `apshim status`
+    const Header& h = map_->header;
+    s.processors = h.processors;
+    s.est_cycle_ms = h.est_cycle_us / 1000.0;
+    s.updates = h.updates;
+    std::uint64_t now = monotonic_ns();
+    std::vector<std::pair<std::uint64_t, JobRow>> rows;
+    for (int i = 0; i < kMaxRows; ++i) {
+        const Row& r = map_->rows[i];
+        if (r.state != kLive) continue;
+        JobRow j;
+        j.slot = i;
+        j.pid = r.pid;
+        j.start_time = r.start_time;
+        j.desire = r.desire;
+        j.allotment = r.allotment;
+        j.usage = r.usage;
+        j.eta = r.eta;
+        j.heartbeat_age_ns = now > r.heartbeat_ns ? now - r.heartbeat_ns : 0;
+        j.name.assign(r.name, strnlen(r.name, kNameLen));
+        rows.emplace_back(r.join_seq, std::move(j));
+    }
+    if (locked) unlock();
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [seq, j] : rows) s.jobs.push_back(std::move(j));
+    return s;
+}
+
+}  // namespace apshim::gat

@@ -1,0 +1,92 @@
+// The global allocation table: one shared-memory file per user, one row per job.
+//
+// There is no daemon (Sen's USER-JS strategy): every job's controller updates its own row under
+// the table's robust lock, reclaims rows of dead processes, and re-runs DP for everyone. Only the
+// controller thread calls this; runtime hooks never do.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gat/layout.hpp"
+
+namespace apshim::gat {
+
+struct CreateParams {
+    int processors = 1;           // P, used only when this call creates the table
+    std::uint32_t est_cycle_us = 5000;
+};
+
+struct JobRow {
+    int slot = -1;
+    pid_t pid = 0;
+    std::uint64_t start_time = 0;
+    int desire = 0, allotment = 0, usage = 0;
+    double eta = 0;
+    std::uint64_t heartbeat_age_ns = 0;
+    std::string name;
+};
+
+struct Snapshot {
+    int processors = 0;
+    double est_cycle_ms = 0;
+    std::uint64_t updates = 0;
+    std::vector<JobRow> jobs;  // in arrival order
+};
+
+class Table {
+public:
+    enum class Mode { create_if_missing, existing_only };
+
+    // Opens (or creates, race-free) the table at `path`. On failure returns null and sets
+    // `error` to one line saying what is wrong with the file.
+    static std::unique_ptr<Table> open(const std::string& path, const CreateParams& params, std::string& error,
+                                       Mode mode = Mode::create_if_missing);
+    ~Table();
+    Table(const Table&) = delete;
+    Table& operator=(const Table&) = delete;
+
+    int processors() const { return P_; }
+    double est_cycle_ms() const { return est_cycle_us_ / 1000.0; }
+    const std::string& path() const { return path_; }
+
+    // Adds this process (pid, start time) as a job with `desire`; a row left by this same
+    // process before an exec() is taken over. Returns the slot, or -1 (table full or lock
+    // unavailable; `error` says which).
+    int join(int desire, double eta, std::string& error);
+    // Writes the job's desire and usage, reclaims dead rows, re-runs DP; returns the job's
+    // allotment (>= 1), or -1 when the lock could not be taken within timeout_ns (keep the old
+    // allotment) or the row was lost and could not be re-joined.
+    int update(int& slot, int desire, int usage, std::uint64_t timeout_ns);
+    // Removes the job's row and hands its processors to the others.
+    void leave(int slot);
+    // Reclaims rows of dead processes now; returns how many.
+    int gc();
+    Snapshot snapshot();
+
+    // Lock access for tests and tools: take the table lock the way update() does.
+    // Returns false on timeout. `recovered` is set when the previous holder had died.
+    bool lock(std::uint64_t timeout_ns, bool* recovered = nullptr);
+    void unlock();
+
+private:
+    Table() = default;
+    int reclaim_dead(bool full_scan, std::uint64_t now);
+    void run_dp(int changed_slot, int old_desire, bool departures);
+    int find_row(pid_t pid, std::uint64_t start_time) const;
+
+    Layout* map_ = nullptr;
+    int fd_ = -1;
+    int P_ = 1;
+    std::uint32_t est_cycle_us_ = 5000;
+    std::string path_;
+    pid_t pid_ = 0;
+    std::uint64_t start_time_ = 0;
+    double eta_ = 0.5;
+};
+
+}  // namespace apshim::gat

@@ -1,0 +1,219 @@
+#include "shim/controller.hpp"
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "adapters/common/clock.hpp"
+#include "gat/table.hpp"
+#include "shim/estimators/estimator.hpp"
+#include "shim/log.hpp"
+#include "shim/trace.hpp"
+
+namespace apshim {
+
+struct Controller::Impl {
+    std::unique_ptr<gat::Table> table;
+    std::unique_ptr<Estimator> estimator;
+    Trace trace;
+    int slot = -1;
+    int P = 1;
+    int allotment = 1;
+    std::uint64_t cycle_ns = 5000000;
+    std::uint64_t t0 = 0, last = 0;
+};
+
+Controller::Controller(const Options& options) : opts_(options) {}
+Controller::~Controller() = default;
+
+void Controller::adapter_started(Adapter& a) noexcept {
+    for (auto& slot : adapters_) {
+        Adapter* cur = slot.load(std::memory_order_acquire);
+        if (cur == &a) break;
+        if (cur == nullptr) {
+            Adapter* expected = nullptr;
+            if (slot.compare_exchange_strong(expected, &a) || expected == &a) break;
+        }
+    }
+    if (!started_.load(std::memory_order_acquire)) start_thread();
+}
+
+void Controller::start_thread() noexcept {
+    std::lock_guard<std::mutex> g(mutex_);
+    if (started_.load() || stopping_.load()) return;
+    // The controller must never run the host's signal handlers: block everything in it.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    int rc = pthread_create(&t, nullptr, &Controller::thread_main, this);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (rc != 0) {
+        log(LogLevel::warn, "cannot start the controller thread (error %d); running unthrottled", rc);
+        started_.store(true);  // do not retry on every hook
+        return;
+    }
+    thread_ = t;
+    thread_joinable_ = true;
+    started_.store(true, std::memory_order_release);
+}
+
+void* Controller::thread_main(void* self) noexcept {
+    pthread_setname_np(pthread_self(), "apshim-ctl");
+    static_cast<Controller*>(self)->run();
+    return nullptr;
+}
+
+namespace {
+
+// Sleeps until `deadline_ns` (CLOCK_MONOTONIC) or until *word changes from `seen`.
+void wait_until(std::atomic<std::uint32_t>& word, std::uint32_t seen, std::uint64_t deadline_ns) {
+    std::uint64_t now = now_ns();
+    if (now >= deadline_ns) return;
+    std::uint64_t d = deadline_ns - now;
+    timespec ts{static_cast<time_t>(d / 1000000000ull), static_cast<long>(d % 1000000000ull)};
+    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
+}
+
+void wake(std::atomic<std::uint32_t>& word) {
+    word.fetch_add(1);
+    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
+}  // namespace
+
+void Controller::run() noexcept {
+    std::unique_lock<std::mutex> g(mutex_);
+    if (!impl_) impl_ = std::make_unique<Impl>();
+    Impl& s = *impl_;
+    s.estimator = make_estimator(opts_.policy);
+    std::string err;
+    gat::CreateParams params{opts_.P, static_cast<std::uint32_t>(std::lround(opts_.est_cycle_ms * 1000))};
+    if (!s.table) s.table = gat::Table::open(opts_.gat, params, err);
+    if (!s.table) {
+        APSHIM_LOG_ONCE(LogLevel::warn, "%s; running unthrottled", err.c_str());
+        return;
+    }
+    s.P = s.table->processors();
+    s.cycle_ns = static_cast<std::uint64_t>(s.table->est_cycle_ms() * 1e6);
+    if (opts_.P_from_env && s.P != opts_.P)
+        log(LogLevel::info, "APSHIM_P=%d ignored: the table %s was created with P=%d", opts_.P, s.table->path().c_str(), s.P);
+    // Sen §6.2: a job starts with desire 1 and explores upwards.
+    s.slot = s.table->join(1, opts_.eta, err);
+    if (s.slot < 0) {
+        APSHIM_LOG_ONCE(LogLevel::warn, "%s; running unthrottled", err.c_str());
+        return;
+    }
+    if (!opts_.trace.empty()) s.trace.open(opts_.trace);
+    s.allotment = 1;
+    for (auto& slot : adapters_)
+        if (Adapter* a = slot.load()) a->set_active(s.allotment);
+    s.t0 = s.last = now_ns();
+    log(LogLevel::debug, "controller up: P=%d est_cycle=%.2f ms eta=%.2f policy=%s", s.P, s.cycle_ns / 1e6, opts_.eta,
+        s.estimator->name());
+
+    std::uint64_t next = s.last + s.cycle_ns;
+    while (!stopping_.load(std::memory_order_acquire)) {
+        std::uint32_t seen = wake_.load();
+        g.unlock();
+        wait_until(wake_, seen, next);
+        g.lock();
+        if (stopping_.load()) break;
+        std::uint64_t now = now_ns();
+        if (now < next) continue;  // spurious wake-up
+        next += s.cycle_ns;
+        if (next < now) next = now + s.cycle_ns;  // we fell behind (stopped, descheduled): do not burst
+
+        // 1. Measure.
+        std::uint64_t busy = 0;
+        int usage = 0;
+        Adapter* list[kMaxAdapters];
+        std::uint64_t busy_of[kMaxAdapters] = {};
+        int n = 0;
+        for (auto& slot : adapters_) {
+            Adapter* a = slot.load();
+            if (!a) continue;
+            Sample smp = a->sample();
+            busy_of[n] = smp.busy_ns;
+            list[n++] = a;
+            busy += smp.busy_ns;
+            usage += smp.usage;
+        }
+        double dt = static_cast<double>(now - s.last);
+        s.last = now;
+        int p = std::max(1, usage);
+        double r = 1.0 - static_cast<double>(busy) / (p * dt);
+        r = std::clamp(r, 0.0, 1.0);
+
+        // 2. Estimate the desire.
+        EstimatorInput in;
+        in.inefficiency = r;
+        in.busy_procs = static_cast<double>(busy) / dt;
+        in.usage = p;
+        in.allotment = s.allotment;
+        in.P = s.P;
+        in.eta = opts_.eta;
+        int desire = s.estimator->next_desire(in);
+
+        // 3. Publish it; DP answers with the allotment.
+        int a = s.table->update(s.slot, desire, p, s.cycle_ns);
+        if (a > 0) s.allotment = a;
+
+        // 4. Adjust usage: split the allotment among the runtimes by their measured demand.
+        if (n == 1) {
+            list[0]->set_active(s.allotment);
+        } else if (n > 1) {
+            int left = s.allotment;
+            for (int i = 0; i < n; ++i) {
+                int share = busy > 0 ? static_cast<int>(std::lround(s.allotment * static_cast<double>(busy_of[i]) / busy))
+                                     : s.allotment / n;
+                share = std::clamp(share, 1, std::max(1, left - (n - 1 - i)));
+                if (i == n - 1) share = std::max(1, left);
+                list[i]->set_active(share);
+                left -= share;
+            }
+        }
+        s.trace.write(TraceRow{(now - s.t0) / 1e6, desire, s.allotment, p, r, in.busy_procs});
+    }
+}
+
+void Controller::shutdown() noexcept {
+    if (stopping_.exchange(true)) return;
+    wake(wake_);
+    if (thread_joinable_) {
+        pthread_join(static_cast<pthread_t>(thread_), nullptr);
+        thread_joinable_ = false;
+    }
+    std::lock_guard<std::mutex> g(mutex_);
+    for (auto& slot : adapters_)
+        if (Adapter* a = slot.load()) a->release();
+    if (impl_) {
+        if (impl_->table && impl_->slot >= 0) impl_->table->leave(impl_->slot);
+        impl_->slot = -1;
+        impl_->trace.close();
+    }
+}
+
+void Controller::before_fork() noexcept { mutex_.lock(); }
+void Controller::after_fork_parent() noexcept { mutex_.unlock(); }
+
+void Controller::after_fork_child() noexcept {
+    // Only the forking thread exists now: no controller thread, and the parent's row is not
+    // ours. The child becomes a job of its own when one of its runtimes is used again.
+    new (&mutex_) std::mutex();
+    thread_joinable_ = false;
+    started_.store(false);
+    stopping_.store(false);
+    if (impl_) {
+        impl_->slot = -1;
+        impl_->trace.abandon();
+    }
+}
+
+}  // namespace apshim

@@ -1,0 +1,50 @@
+// The controller: one thread per process that, every est_cycle, samples the adapters,
+// estimates the job's desire, publishes it in the GAT, and tells the adapters how many threads
+// may execute work (Sen §6.1: estimate, maintain the allocation, adjust usage).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "adapters/adapter.hpp"
+#include "shim/options.hpp"
+
+namespace apshim {
+
+class Controller {
+public:
+    static constexpr int kMaxAdapters = 4;
+
+    explicit Controller(const Options& options);
+    ~Controller();
+
+    // Registers an adapter (idempotent, lock-free when already known) and starts the thread on
+    // the first call. Safe inside runtime internals.
+    void adapter_started(Adapter& a) noexcept;
+    // Stops the thread (joins it), leaves the table, releases every adapter. Idempotent.
+    void shutdown() noexcept;
+    // fork() support: prepare/parent/child handlers (see preload.cpp).
+    void before_fork() noexcept;
+    void after_fork_parent() noexcept;
+    void after_fork_child() noexcept;
+
+private:
+    struct Impl;
+    void start_thread() noexcept;
+    static void* thread_main(void* self) noexcept;
+    void run() noexcept;
+
+    Options opts_;
+    std::atomic<Adapter*> adapters_[kMaxAdapters] = {};
+    std::mutex mutex_;  // held by the thread during one cycle and by fork's prepare handler
+    std::atomic<bool> started_{false};
+    std::atomic<bool> stopping_{false};
+    std::atomic<std::uint32_t> wake_{0};
+    bool thread_joinable_ = false;
+    unsigned long thread_ = 0;
+    std::unique_ptr<Impl> impl_;  // table, estimator, trace: owned by the thread
+};
+
+}  // namespace apshim

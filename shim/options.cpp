@@ -1,0 +1,175 @@
+#include "shim/options.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+namespace apshim {
+namespace {
+
+constexpr int kMaxProcessors = 4096;  // the GAT's layout limit on P (see gat/layout.hpp)
+
+bool parse_double(std::string_view text, double lo, double hi, bool lo_open, double& out) {
+    // strtod needs a terminated string; options are short, a stack copy is enough.
+    char buf[64];
+    if (text.empty() || text.size() >= sizeof buf) return false;
+    std::memcpy(buf, text.data(), text.size());
+    buf[text.size()] = '\0';
+    char* end = nullptr;
+    errno = 0;
+    double v = std::strtod(buf, &end);
+    if (errno != 0 || end != buf + text.size() || !std::isfinite(v)) return false;
+    if (v > hi || v < lo || (lo_open && v == lo)) return false;
+    out = v;
+    return true;
+}
+
+bool parse_int(std::string_view text, long lo, long hi, long& out) {
+    long v = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || ptr != text.data() + text.size() || v < lo || v > hi) return false;
+    out = v;
+    return true;
+}
+
+bool parse_bool(std::string_view t, bool& out) {
+    auto eq = [&](const char* s) { return t.size() == std::strlen(s) && strncasecmp(t.data(), s, t.size()) == 0; };
+    if (eq("1") || eq("true") || eq("yes") || eq("on")) return out = true, true;
+    if (eq("0") || eq("false") || eq("no") || eq("off")) return out = false, true;
+    return false;
+}
+
+constexpr const char* kPolicies[] = {"wsap", "static", "asteal", "inst"};
+
+const OptionSpec kSpecs[] = {
+    {"APSHIM_ETA", "number in (0, 1]", "0.5",
+     "target efficiency of the WSAP estimator: the desire grows while at most 1-eta of the job's "
+     "processor time is spent idle/stealing",
+     [](std::string_view t, Options& o) { return parse_double(t, 0.0, 1.0, true, o.eta); }},
+    {"APSHIM_EST_CYCLE_MS", "number in [0.5, 10000]", "5",
+     "milliseconds between desire estimations and reallocations; the first job to create the table "
+     "fixes it for all jobs sharing that table",
+     [](std::string_view t, Options& o) { return parse_double(t, 0.5, 10000.0, false, o.est_cycle_ms); }},
+    {"APSHIM_P", "integer in [1, 4096]", "CPUs in the affinity mask, capped by the cgroup cpu.max quota",
+     "processors the table distributes; the first job to create the table fixes it; may exceed "
+     "the real core count (tests use that to exercise larger allocations)",
+     [](std::string_view t, Options& o) {
+         long v;
+         if (!parse_int(t, 1, kMaxProcessors, v)) return false;
+         o.P = static_cast<int>(v);
+         o.P_from_env = true;
+         return true;
+     }},
+    {"APSHIM_GAT", "absolute path", "/dev/shm/apshim-<uid>",
+     "the shared global allocation table; jobs that name the same file share processors",
+     [](std::string_view t, Options& o) {
+         if (t.empty() || t.front() != '/' || t.size() > 200) return false;
+         o.gat.assign(t);
+         return true;
+     }},
+    {"APSHIM_POLICY", "wsap | static | asteal | inst", "wsap",
+     "desire estimator: WSAP (Sen), static (desire = P, no adaptation), A-Steal (multiplicative), "
+     "inst (instantaneous parallelism strawman)",
+     [](std::string_view t, Options& o) {
+         if (!is_known_policy(t)) return false;
+         o.policy.assign(t);
+         return true;
+     }},
+    {"APSHIM_TRACE", "file path, %p = pid", "(none)",
+     "write one CSV row per est_cycle: time_ms, desire, allotment, usage, inefficiency, busy",
+     [](std::string_view t, Options& o) {
+         if (t.empty() || t.size() > 200) return false;
+         o.trace.assign(t);
+         return true;
+     }},
+    {"APSHIM_LOG", "quiet | error | warn | info | debug", "warn",
+     "how much the shim says on stderr (always one line per distinct problem)",
+     [](std::string_view t, Options& o) {
+         static constexpr const char* names[] = {"quiet", "error", "warn", "info", "debug"};
+         for (int i = 0; i < 5; ++i)
+             if (t == names[i]) return o.log = static_cast<LogLevel>(i), true;
+         return false;
+     }},
+    {"APSHIM_DISABLE", "1 | 0 (also true/false, yes/no, on/off)", "0",
+     "1 turns the shim into a no-op: nothing is measured, registered or throttled",
+     [](std::string_view t, Options& o) { return parse_bool(t, o.disable); }},
+};
+
+}  // namespace
+
+const OptionSpec* option_specs(int* count) {
+    *count = static_cast<int>(sizeof kSpecs / sizeof kSpecs[0]);
+    return kSpecs;
+}
+
+bool is_known_policy(std::string_view name) {
+    for (const char* p : kPolicies)
+        if (name == p) return true;
+    return false;
+}
+
+const char* known_policies() { return "wsap, static, asteal, inst"; }
+
+std::string default_gat_path() { return "/dev/shm/apshim-" + std::to_string(geteuid()); }
+
+int default_processors() {
+    int cpus = 0;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
+    if (cpus <= 0) cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+    if (cpus <= 0) cpus = 1;
+    // cgroup v2: "max 100000" or "<quota> <period>"; a quota of 1.5 CPUs rounds up to 2.
+    std::ifstream f("/sys/fs/cgroup/cpu.max");
+    std::string quota, period;
+    if (f >> quota >> period && quota != "max") {
+        long q = std::atol(quota.c_str()), p = std::atol(period.c_str());
+        if (q > 0 && p > 0) {
+            long limit = (q + p - 1) / p;
+            if (limit < cpus) cpus = static_cast<int>(limit);
+        }
+    }
+    if (cpus > kMaxProcessors) cpus = kMaxProcessors;
+    return cpus;
+}
+
+Options parse_options(const char* const* envp, void (*complain)(const char* line)) {
+    Options o;
+    int n = 0;
+    const OptionSpec* specs = option_specs(&n);
+    for (const char* const* e = envp; e && *e; ++e) {
+        std::string_view kv(*e);
+        if (kv.substr(0, 7) != "APSHIM_") continue;
+        size_t eq = kv.find('=');
+        if (eq == std::string_view::npos) continue;
+        std::string_view key = kv.substr(0, eq), value = kv.substr(eq + 1);
+        const OptionSpec* spec = nullptr;
+        for (int i = 0; i < n; ++i)
+            if (key == specs[i].env) spec = &specs[i];
+        char line[512];
+        if (!spec) {
+            std::snprintf(line, sizeof line, "unknown environment option %.*s ignored (see `apshim options`)",
+                          static_cast<int>(key.size()), key.data());
+            complain(line);
+            continue;
+        }
+        if (!spec->parse(value, o)) {
+            std::snprintf(line, sizeof line,
+                          "environment option %s has an invalid value '%.*s' (expected %s); using the default (%s)",
+                          spec->env, static_cast<int>(value.size() > 80 ? 80 : value.size()), value.data(),
+                          spec->values, spec->default_text);
+            complain(line);
+        }
+    }
+    if (o.P == 0) o.P = default_processors();
+    if (o.gat.empty()) o.gat = default_gat_path();
+    return o;
+}
+
+}  // namespace apshim

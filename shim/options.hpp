@@ -1,0 +1,53 @@
+// The one options table for every APSHIM_* environment variable.
+//
+// Read once, in the shim's constructor (or by the CLI), never from a runtime hook. A bad value
+// prints one clear line on stderr and the default is used (as mimalloc's options.c does).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace apshim {
+
+enum class LogLevel { quiet = 0, error = 1, warn = 2, info = 3, debug = 4 };
+
+struct Options {
+    double eta = 0.5;           // target efficiency of WSAP, 0 < eta <= 1
+    double est_cycle_ms = 5.0;  // desire-estimation / reallocation interval
+    int P = 0;                  // processors the GAT distributes (0 until resolved)
+    bool P_from_env = false;    // APSHIM_P was given explicitly
+    std::string gat;            // path of the shared table
+    std::string policy = "wsap";
+    std::string trace;          // CSV path ("" = no trace); "%p" is replaced by the pid
+    LogLevel log = LogLevel::warn;
+    bool disable = false;
+};
+
+// One row per variable: what it is called, what it takes, its default, what it does.
+// `apshim options` prints this table; README.md carries the same rows (a test compares them).
+struct OptionSpec {
+    const char* env;
+    const char* values;
+    const char* default_text;
+    const char* help;
+    // Parses `text` into `out`; returns false (and leaves out unchanged) when invalid.
+    bool (*parse)(std::string_view text, Options& out);
+};
+
+const OptionSpec* option_specs(int* count);
+
+// Parses the environment into a fresh Options. Invalid values are reported through `complain`
+// (one line each, already formatted) and replaced by defaults.
+Options parse_options(const char* const* envp, void (*complain)(const char* line));
+
+// Default processor count: CPUs in the affinity mask, capped by the cgroup v2 cpu.max quota.
+int default_processors();
+
+// Default table path: /dev/shm/apshim-<uid>.
+std::string default_gat_path();
+
+// The policies the controller knows (APSHIM_POLICY values).
+bool is_known_policy(std::string_view name);
+const char* known_policies();  // "wsap, static, ..." for messages
+
+}  // namespace apshim

@@ -1,0 +1,65 @@
+// What runs when libapshim.so is loaded: options, fork/exit safety, and the functions the
+// adapters call. Nothing here touches a runtime; in a program that uses neither oneTBB nor
+// OpenMP no adapter ever calls runtime_started(), so no thread starts and no table is opened.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "adapters/adapter.hpp"
+#include "shim/controller.hpp"
+#include "shim/log.hpp"
+#include "shim/options.hpp"
+
+extern char** environ;
+
+namespace apshim {
+namespace {
+
+std::atomic<bool> g_enabled{false};
+Options* g_options = nullptr;
+Controller* g_controller = nullptr;  // never destroyed: hooks may still run during exit
+std::atomic<bool> g_exit_hook{false};
+
+void complain(const char* line) { log(LogLevel::warn, "%s", line); }
+
+void at_exit() { g_controller->shutdown(); }
+void fork_prepare() { g_controller->before_fork(); }
+void fork_parent() { g_controller->after_fork_parent(); }
+void fork_child() { g_controller->after_fork_child(); }  // atexit registrations survive fork
+
+__attribute__((constructor(101))) void shim_init() {
+    static Options options = parse_options(environ, &complain);
+    g_options = &options;
+    set_log_level(options.log);
+    if (options.disable) {
+        log(LogLevel::info, "APSHIM_DISABLE set: doing nothing");
+        return;
+    }
+    alignas(Controller) static unsigned char storage[sizeof(Controller)];
+    g_controller = new (storage) Controller(options);
+    pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
+    g_enabled.store(true, std::memory_order_release);
+}
+
+}  // namespace
+
+bool shim_enabled() noexcept { return g_enabled.load(std::memory_order_acquire); }
+
+int configured_processors() noexcept { return shim_enabled() ? g_options->P : 0; }
+
+std::uint64_t est_cycle_ns() noexcept {
+    return g_options ? static_cast<std::uint64_t>(g_options->est_cycle_ms * 1e6) : 5000000ull;
+}
+
+void runtime_started(Adapter& adapter) noexcept {
+    if (!shim_enabled()) return;
+    // Registered before the first start, so the controller is stopped (and leaves the table)
+    // before the runtimes' own static destructors run: atexit handlers run in reverse order.
+    if (!g_exit_hook.exchange(true)) std::atexit(&at_exit);
+    g_controller->adapter_started(adapter);
+}
+
+}  // namespace apshim
