@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 
@@ -23,7 +24,24 @@ Options* g_options = nullptr;
 Controller* g_controller = nullptr;  // never destroyed: hooks may still run during exit
 std::atomic<bool> g_exit_hook{false};
 
-void complain(const char* line) { log(LogLevel::warn, "%s", line); }
+// Complaints about bad options wait until a runtime is used: in the shells, compilers and
+// tools that LD_PRELOAD also reaches, the shim says nothing at all.
+constexpr int kMaxComplaints = 8;
+char g_complaints[kMaxComplaints][512];
+int g_complaint_count = 0;
+std::atomic<bool> g_complaints_said{false};
+
+void complain(const char* line) {
+    if (g_complaint_count < kMaxComplaints) {
+        std::snprintf(g_complaints[g_complaint_count], sizeof g_complaints[0], "%s", line);
+        ++g_complaint_count;
+    }
+}
+
+void say_complaints() {
+    if (g_complaints_said.exchange(true)) return;
+    for (int i = 0; i < g_complaint_count; ++i) log(LogLevel::warn, "%s", g_complaints[i]);
+}
 
 void at_exit() { g_controller->shutdown(); }
 void fork_prepare() { g_controller->before_fork(); }
@@ -34,10 +52,7 @@ __attribute__((constructor(101))) void shim_init() {
     static Options options = parse_options(environ, &complain);
     g_options = &options;
     set_log_level(options.log);
-    if (options.disable) {
-        log(LogLevel::info, "APSHIM_DISABLE set: doing nothing");
-        return;
-    }
+    if (options.disable) return;  // silent: a disabled shim is exactly no shim
     alignas(Controller) static unsigned char storage[sizeof(Controller)];
     g_controller = new (storage) Controller(options);
     pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
@@ -56,6 +71,7 @@ std::uint64_t est_cycle_ns() noexcept {
 
 void runtime_started(Adapter& adapter) noexcept {
     if (!shim_enabled()) return;
+    say_complaints();
     // Registered before the first start, so the controller is stopped (and leaves the table)
     // before the runtimes' own static destructors run: atexit handlers run in reverse order.
     if (!g_exit_hook.exchange(true)) std::atexit(&at_exit);

@@ -1,0 +1,50 @@
+// A stand-in job that uses the table directly, without any runtime: joins with a desire,
+// updates every est_cycle (like a controller would), and prints its final allotment.
+// Used by the CLI tests and the GAT demo.
+//   gat_job DESIRE MILLISECONDS      (APSHIM_GAT, APSHIM_P, APSHIM_EST_CYCLE_MS from the environment)
+#include <time.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "gat/table.hpp"
+#include "shim/options.hpp"
+
+extern char** environ;
+
+int main(int argc, char** argv) {
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: gat_job DESIRE MILLISECONDS\n");
+        return 2;
+    }
+    int desire = std::atoi(argv[1]);
+    double ms = std::atof(argv[2]);
+    apshim::Options o = apshim::parse_options(environ, [](const char* line) { std::fprintf(stderr, "%s\n", line); });
+    std::string err;
+    auto t = apshim::gat::Table::open(o.gat, {o.P, static_cast<std::uint32_t>(std::lround(o.est_cycle_ms * 1000))}, err);
+    if (!t) {
+        std::fprintf(stderr, "gat_job: %s\n", err.c_str());
+        return 1;
+    }
+    int slot = t->join(desire, o.eta, err);
+    if (slot < 0) {
+        std::fprintf(stderr, "gat_job: %s\n", err.c_str());
+        return 1;
+    }
+    int allot = 0;
+    const long cycle_ns = std::lround(t->est_cycle_ms() * 1e6);
+    timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+        int a = t->update(slot, desire, allot > 0 ? allot : 1, 1000000000ull);
+        if (a > 0) allot = a;
+        timespec nap{0, cycle_ns};
+        nanosleep(&nap, nullptr);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while ((now.tv_sec - start.tv_sec) * 1e3 + (now.tv_nsec - start.tv_nsec) / 1e6 < ms);
+    t->leave(slot);
+    std::printf("allotment=%d\n", allot);
+    return 0;
+}

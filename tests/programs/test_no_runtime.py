@@ -1,0 +1,23 @@
+"""In a program that uses neither oneTBB nor OpenMP the shim is a no-op: same output, nothing on
+stderr (not even for a bad option: complaints wait for a runtime), no table, no extra thread."""
+import os
+import sys
+
+from apshim_test import Check, Shim
+
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("no_runtime")
+native = shim.run([prog], shim.env(preload=False))
+for extra in ({}, {"APSHIM_ETA": "banana"}, {"APSHIM_DISABLE": "1"}):
+    env = shim.env(P=4, **extra)
+    r = shim.run([prog], env)
+    check.expect(r.returncode == 0 and r.stdout == native.stdout, f"same output and exit status with {extra or 'defaults'}")
+    check.expect(r.stderr == "", f"nothing on stderr with {extra or 'defaults'}")
+    check.expect(not os.path.exists(env["APSHIM_GAT"]), "no table created")
+check.expect("threads=1" in native.stdout, "the program sees one thread natively (sanity)")
+# A shell and its children, as `apshim run -- sh -c ...` would preload them.
+env = shim.env(P=4)
+r = shim.run(["sh", "-c", "echo a | tr a b; ls / > /dev/null"], env)
+check.expect(r.stdout == "b\n" and r.stderr == "" and not os.path.exists(env["APSHIM_GAT"]), "shell pipelines unaffected")
+check.done()

@@ -1,0 +1,406 @@
+// The shared table across real processes: race-free creation, concurrent updates, crash
+// recovery (SIGKILL while holding the lock), dead and zombie rows, pid reuse, bad files.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gat/dp.hpp"
+#include "gat/proc.hpp"
+#include "gat/table.hpp"
+
+using apshim::gat::CreateParams;
+using apshim::gat::Table;
+namespace gat = apshim::gat;
+
+namespace {
+
+std::string temp_dir() {
+    char tmpl[] = "/tmp/apshim-unit-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    return tmpl;
+}
+
+std::unique_ptr<Table> open_ok(const std::string& path, int P = 8) {
+    std::string err;
+    auto t = Table::open(path, CreateParams{P, 5000}, err);
+    INFO(err);
+    REQUIRE(t);
+    return t;
+}
+
+std::string open_error(const std::string& path) {
+    std::string err;
+    auto t = Table::open(path, CreateParams{4, 5000}, err);
+    CHECK_FALSE(t);
+    return err;
+}
+
+// Waits for a child, failing the test if it did not exit with status 0.
+void reap_ok(pid_t pid) {
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+}
+
+void check_invariants(const gat::Snapshot& s) {
+    std::vector<gat::DpJob> jobs;
+    for (const auto& j : s.jobs) jobs.push_back({j.desire, j.allotment, 0});
+    auto c = gat::dp_check(jobs, s.processors);
+    INFO("jobs " << s.jobs.size());
+    CHECK(c.ok());
+}
+
+// The raw mapping, to forge rows the way a crash or another process would leave them.
+gat::Layout* map_raw(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    void* m = mmap(nullptr, gat::kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    REQUIRE(m != MAP_FAILED);
+    return static_cast<gat::Layout*>(m);
+}
+
+}  // namespace
+
+TEST_CASE("a job joins, grows to P alone, and leaves", "[table]") {
+    std::string dir = temp_dir(), path = dir + "/gat";
+    auto t = open_ok(path, 4);
+    std::string err;
+    int slot = t->join(1, 0.5, err);
+    REQUIRE(slot >= 0);
+    CHECK(t->update(slot, 4, 1, 1000000000ull) == 4);
+    CHECK(t->update(slot, 2, 4, 1000000000ull) == 2);
+    auto s = t->snapshot();
+    REQUIRE(s.jobs.size() == 1);
+    CHECK(s.jobs[0].pid == getpid());
+    CHECK(s.jobs[0].usage == 4);
+    CHECK(s.jobs[0].desire == 2);
+    t->leave(slot);
+    CHECK(t->snapshot().jobs.empty());
+    struct stat st;
+    REQUIRE(stat(path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+}
+
+TEST_CASE("a second join from the same process (after exec) takes over its row", "[table]") {
+    std::string path = temp_dir() + "/gat";
+    auto t = open_ok(path);
+    std::string err;
+    int a = t->join(1, 0.5, err);
+    int b = t->join(3, 0.5, err);
+    CHECK(a == b);
+    CHECK(t->snapshot().jobs.size() == 1);
+}
+
+TEST_CASE("processes creating the table at the same instant agree on one table", "[table][multiprocess]") {
+    for (int round = 0; round < 20; ++round) {
+        std::string path = temp_dir() + "/gat";
+        int go[2];
+        REQUIRE(pipe(go) == 0);
+        std::vector<pid_t> kids;
+        const int N = 6;
+        int ready[2];
+        REQUIRE(pipe(ready) == 0);
+        for (int i = 0; i < N; ++i) {
+            pid_t pid = fork();
+            REQUIRE(pid >= 0);
+            if (pid == 0) {
+                char c;
+                close(go[1]);
+                if (read(go[0], &c, 1) != 0) _exit(3);  // released all at once by EOF
+                std::string err;
+                auto t = Table::open(path, CreateParams{N, 5000}, err);
+                if (!t) _exit(1);
+                if (t->join(1, 0.5, err) < 0) _exit(2);
+                char r = 1;
+                if (write(ready[1], &r, 1) != 1) _exit(4);
+                pause();  // stay alive until the parent has looked
+                _exit(0);
+            }
+            kids.push_back(pid);
+        }
+        close(go[0]);
+        close(go[1]);
+        for (int i = 0; i < N; ++i) {
+            char r;
+            REQUIRE(read(ready[0], &r, 1) == 1);
+        }
+        auto t = open_ok(path);
+        auto s = t->snapshot();
+        CHECK(s.jobs.size() == N);
+        for (pid_t pid : kids) kill(pid, SIGKILL);  // SIGTERM would run Catch's handler in the child
+        for (pid_t pid : kids) waitpid(pid, nullptr, 0);
+        close(ready[0]);
+        close(ready[1]);
+    }
+}
+
+TEST_CASE("many processes hammering the table never break its invariants", "[table][multiprocess]") {
+    std::string path = temp_dir() + "/gat";
+    const int P = 8, N = 12, updates = 1500;
+    auto t = open_ok(path, P);
+    std::vector<pid_t> kids;
+    for (int i = 0; i < N; ++i) {
+        pid_t pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            std::string err;
+            auto mine = Table::open(path, CreateParams{P, 5000}, err);
+            if (!mine) _exit(1);
+            int slot = mine->join(1, 0.5, err);
+            if (slot < 0) _exit(2);
+            std::mt19937 rng(static_cast<unsigned>(getpid()));
+            for (int k = 0; k < updates; ++k) {
+                int a = mine->update(slot, std::uniform_int_distribution<int>(1, P)(rng), 1, 2000000000ull);
+                if (a < 1 || a > P) _exit(3);
+            }
+            if (i % 2 == 0) mine->leave(slot);  // half leave politely, half just exit
+            _exit(0);
+        }
+        kids.push_back(pid);
+    }
+    // Watch from outside while they run: every locked snapshot must satisfy DP's properties.
+    int looks = 0;
+    std::vector<int> status(N, -1);
+    for (int running = N; running > 0; ++looks) {
+        check_invariants(t->snapshot());
+        for (int i = 0; i < N; ++i) {
+            int st = 0;
+            if (status[i] == -1 && waitpid(kids[i], &st, WNOHANG) == kids[i]) status[i] = st, --running;
+        }
+    }
+    for (int i = 0; i < N; ++i) {
+        INFO("child " << i << " status " << status[i]);
+        CHECK((WIFEXITED(status[i]) && WEXITSTATUS(status[i]) == 0));
+    }
+    CHECK(looks > 1);
+    usleep(6000);  // one est_cycle: the next update does a full liveness scan
+    std::string err;
+    int slot = t->join(1, 0.5, err);
+    REQUIRE(slot >= 0);
+    auto s = t->snapshot();
+    CHECK(s.jobs.size() == 1);  // every child's row reclaimed or removed; no lost rows
+    CHECK(s.updates >= static_cast<std::uint64_t>(N * updates));
+}
+
+TEST_CASE("a job SIGKILLed while holding the lock is reclaimed by the next update", "[table][multiprocess]") {
+    std::string path = temp_dir() + "/gat";
+    auto t = open_ok(path, 4);
+    std::string err;
+    int mine = t->join(4, 0.5, err);
+    int sync[2];
+    REQUIRE(pipe(sync) == 0);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        auto t2 = Table::open(path, CreateParams{4, 5000}, err);
+        if (!t2 || t2->join(4, 0.5, err) < 0) _exit(1);
+        t2->lock(1000000000ull);
+        char c = 1;
+        if (write(sync[1], &c, 1) != 1) _exit(2);
+        pause();
+        _exit(0);
+    }
+    char c;
+    REQUIRE(read(sync[0], &c, 1) == 1);
+    CHECK(t->snapshot().jobs.size() == 2);  // (lock is held: snapshot reads without it)
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    bool recovered = false;
+    REQUIRE(t->lock(1000000000ull, &recovered));
+    CHECK(recovered);
+    t->unlock();
+    CHECK(t->update(mine, 4, 4, 1000000000ull) == 4);
+    auto s = t->snapshot();
+    REQUIRE(s.jobs.size() == 1);
+    CHECK(s.jobs[0].pid == getpid());
+}
+
+TEST_CASE("a dead job's row is reclaimed by the next update of another job", "[table][multiprocess]") {
+    std::string path = temp_dir() + "/gat";
+    auto t = open_ok(path, 4);
+    std::string err;
+    int mine = t->join(4, 0.5, err);
+    pid_t pid = fork();
+    if (pid == 0) {
+        auto t2 = Table::open(path, CreateParams{4, 5000}, err);
+        _exit(t2 && t2->join(4, 0.5, err) >= 0 ? 0 : 1);
+    }
+    reap_ok(pid);
+    CHECK(t->snapshot().jobs.size() == 2);  // left without leave()
+    CHECK(t->update(mine, 4, 2, 1000000000ull) == 4);  // reaped pid: caught by the cheap check
+    CHECK(t->snapshot().jobs.size() == 1);
+}
+
+TEST_CASE("an unreaped (zombie) job's row is reclaimed within one est_cycle", "[table][multiprocess]") {
+    std::string path = temp_dir() + "/gat";
+    auto t = open_ok(path, 4);
+    std::string err;
+    int mine = t->join(4, 0.5, err);
+    pid_t pid = fork();
+    if (pid == 0) {
+        auto t2 = Table::open(path, CreateParams{4, 5000}, err);
+        _exit(t2 && t2->join(4, 0.5, err) >= 0 ? 0 : 1);
+    }
+    // Wait until it is a zombie, without reaping it.
+    for (int i = 0; i < 2000 && !gat::read_proc(pid).zombie; ++i) usleep(1000);
+    REQUIRE(gat::read_proc(pid).zombie);
+    usleep(6000);  // > est_cycle (5 ms) since the last full scan
+    CHECK(t->update(mine, 4, 2, 1000000000ull) == 4);
+    CHECK(t->snapshot().jobs.size() == 1);
+    reap_ok(pid);
+}
+
+TEST_CASE("a row whose pid was reused by another process is not resurrected", "[table]") {
+    std::string path = temp_dir() + "/gat";
+    auto t = open_ok(path, 4);
+    std::string err;
+    int mine = t->join(4, 0.5, err);
+    // A live process (a sleeping child) whose pid matches a row written by an earlier process
+    // with a different start time: exactly what pid reuse looks like.
+    pid_t pid = fork();
+    if (pid == 0) {
+        pause();
+        _exit(0);
+    }
+    gat::Layout* raw = map_raw(path);
+    REQUIRE(t->lock(1000000000ull));
+    int forged = mine == 0 ? 1 : 0;
+    gat::Row& r = raw->rows[forged];
+    r.pid = pid;
+    r.start_time = gat::read_proc(pid).start_time - 1;  // born earlier than this pid's process
+    r.join_seq = 999;
+    r.desire = 4;
+    r.allotment = 2;
+    r.state = gat::kLive;
+    t->unlock();
+    usleep(6000);
+    CHECK(t->update(mine, 4, 2, 1000000000ull) == 4);
+    auto s = t->snapshot();
+    CHECK(s.jobs.size() == 1);
+    // The same forged row with the right start time is a live job and keeps its share.
+    REQUIRE(t->lock(1000000000ull));
+    r.start_time = gat::read_proc(pid).start_time;
+    r.state = gat::kLive;
+    r.pid = pid;
+    r.desire = 4;
+    r.heartbeat_ns = 0;
+    t->unlock();
+    usleep(6000);
+    t->update(mine, 4, 2, 1000000000ull);
+    CHECK(t->snapshot().jobs.size() == 2);
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    munmap(raw, gat::kFileSize);
+}
+
+TEST_CASE("a live job that stops updating is lowered to desire 1", "[table]") {
+    std::string path = temp_dir() + "/gat";
+    auto t = open_ok(path, 4);
+    std::string err;
+    int mine = t->join(4, 0.5, err);
+    pid_t pid = fork();
+    if (pid == 0) {
+        auto t2 = Table::open(path, CreateParams{4, 5000}, err);
+        if (!t2 || t2->join(4, 0.5, err) < 0) _exit(1);
+        pause();  // alive, but never updates again (like a SIGSTOPped job)
+        _exit(0);
+    }
+    for (int i = 0; i < 2000 && t->snapshot().jobs.size() < 2; ++i) usleep(1000);
+    CHECK(t->update(mine, 4, 2, 1000000000ull) == 2);
+    usleep(1100000);  // > the 1 s heartbeat limit
+    CHECK(t->update(mine, 4, 2, 1000000000ull) == 3);
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+}
+
+TEST_CASE("bad table files are refused with one clear reason", "[table][badfile]") {
+    std::string dir = temp_dir();
+    SECTION("truncated") {
+        std::string p = dir + "/trunc";
+        { auto t = open_ok(p); }
+        REQUIRE(truncate(p.c_str(), 100) == 0);
+        CHECK_THAT(open_error(p), Catch::Contains("truncated"));
+    }
+    SECTION("zero-filled") {
+        std::string p = dir + "/zero";
+        int fd = ::open(p.c_str(), O_CREAT | O_RDWR, 0600);
+        REQUIRE(ftruncate(fd, static_cast<off_t>(gat::kFileSize)) == 0);
+        close(fd);
+        CHECK_THAT(open_error(p), Catch::Contains("bad magic"));
+    }
+    SECTION("random bytes") {
+        std::string p = dir + "/random";
+        int fd = ::open(p.c_str(), O_CREAT | O_RDWR, 0600);
+        std::mt19937 rng(7);
+        std::vector<unsigned char> bytes(gat::kFileSize);
+        for (auto& b : bytes) b = static_cast<unsigned char>(rng());
+        REQUIRE(write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+        close(fd);
+        CHECK_THAT(open_error(p), Catch::Contains("bad magic"));
+    }
+    SECTION("wrong layout version") {
+        std::string p = dir + "/version";
+        { auto t = open_ok(p); }
+        gat::Layout* raw = map_raw(p);
+        raw->header.version = gat::kLayoutVersion + 1;
+        munmap(raw, gat::kFileSize);
+        CHECK_THAT(open_error(p), Catch::Contains("layout version"));
+    }
+    SECTION("corrupt processor count") {
+        std::string p = dir + "/procs";
+        { auto t = open_ok(p); }
+        gat::Layout* raw = map_raw(p);
+        raw->header.processors = 1000000;
+        munmap(raw, gat::kFileSize);
+        CHECK_THAT(open_error(p), Catch::Contains("processor count"));
+    }
+    SECTION("readable by others") {
+        std::string p = dir + "/mode";
+        { auto t = open_ok(p); }
+        REQUIRE(chmod(p.c_str(), 0644) == 0);
+        CHECK_THAT(open_error(p), Catch::Contains("accessible by other users"));
+    }
+    SECTION("not writable") {
+        std::string p = dir + "/ro";
+        { auto t = open_ok(p); }
+        REQUIRE(chmod(p.c_str(), 0400) == 0);
+        CHECK_THAT(open_error(p), Catch::Contains("not writable") || Catch::Contains("Permission denied"));
+    }
+    SECTION("a symbolic link") {
+        std::string target = dir + "/target", link = dir + "/link";
+        { auto t = open_ok(target); }
+        REQUIRE(symlink(target.c_str(), link.c_str()) == 0);
+        CHECK_THAT(open_error(link), Catch::Contains("symbolic link"));
+    }
+    SECTION("a directory") {
+        std::string p = dir + "/adir";
+        REQUIRE(mkdir(p.c_str(), 0700) == 0);
+        CHECK_FALSE(open_error(p).empty());
+    }
+    SECTION("owned by another user") {
+        if (geteuid() != 0) {
+            WARN("not root: cannot chown a file to another user; skipped");
+            return;
+        }
+        std::string p = dir + "/foreign";
+        { auto t = open_ok(p); }
+        REQUIRE(chown(p.c_str(), 65534, 65534) == 0);
+        CHECK_THAT(open_error(p), Catch::Contains("belongs to uid 65534"));
+    }
+    SECTION("a directory that does not exist") {
+        CHECK_THAT(open_error(dir + "/no/such/dir/gat"), Catch::Contains("cannot create"));
+    }
+}
