@@ -5,7 +5,7 @@ import signal
 import subprocess
 import sys
 
-from apshim_test import Check, Shim, wait_for
+from apshim_test import Check, Shim, job_of, wait_for
 
 build, gat_job = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -56,13 +56,13 @@ finally:
             p.send_signal(signal.SIGTERM)
             p.wait(timeout=10)
 
-# gc on a table holding a dead row nobody else will reclaim.
+# gc on a table holding dead rows nobody else will reclaim (the SIGTERMed jobs above, this one).
 p = subprocess.Popen([gat_job, "4", "20000"], env=env, stdout=subprocess.PIPE, text=True)
-wait_for(lambda: (shim.status(env) or {"jobs": []})["jobs"], 5)
+check.expect(wait_for(lambda: job_of(shim.status(env), p.pid), 5) is not None, "a new job joins")
 p.send_signal(signal.SIGKILL)
 p.wait()
 gc = subprocess.run([shim.cli, "gc"], env=env, capture_output=True, text=True)
-check.expect(gc.returncode == 0 and "reclaimed 1 dead row" in gc.stdout, "gc reclaims the dead row")
+check.expect(gc.returncode == 0 and "reclaimed 1 dead row" in gc.stdout, "gc reclaims the dead row: " + gc.stdout.strip())
 check.expect(shim.status(env)["jobs"] == [], "table empty after gc")
 
 # run: bad values are refused before anything runs; good ones reach the program's environment.
