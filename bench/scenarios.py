@@ -1,0 +1,76 @@
+"""Named scenarios: which jobs arrive when, under which configurations.
+
+A workload binary is bench/workloads' `wl_<name>_<runtime>` (runtime: tbb, omp_clang, omp_gcc);
+every one prints `<name> <args> checksum=<c> time_s=<t>` and accepts `--threads N`.
+"""
+import os
+
+
+class Job:
+    def __init__(self, name, argv, arrival_s=0.0, env=None, accepts_threads=True):
+        self.name, self.argv, self.arrival_s = name, argv, arrival_s
+        self.env = env or {}
+        self.accepts_threads = accepts_threads
+
+
+class Scenario:
+    def __init__(self, name, description, jobs, configs, reps, P, timeout_s=120):
+        self.name, self.description, self.jobs = name, description, jobs
+        self.configs, self.reps, self.P, self.timeout_s = configs, reps, P, timeout_s
+        self.P_override = False
+        self.shim_lib = self.gat_path = self.trace_pattern = None
+
+    def max_concurrent(self):
+        return len(self.jobs)
+
+
+def wl(build, name, runtime):
+    return os.path.join(build, "bench", "workloads", f"wl_{name}_{runtime}")
+
+
+OMP_BASELINES = ["native", "passive", "static", "load_balance", "apshim"]
+TBB_BASELINES = ["native", "static", "apshim"]
+
+
+def tbb_pair(build, P, quick=False):
+    fib = ["32"] if quick else ["36"]
+    pfor = ["4000000", "60"] if quick else ["8000000", "150"]
+    jobs = [Job("fib", [wl(build, "fib", "tbb")] + fib, 0.0),
+            Job("pfor", [wl(build, "pfor", "tbb")] + pfor, 0.3 if quick else 1.0)]
+    return Scenario("tbb_pair", "Two oneTBB jobs (fib, then a parallel-for kernel arriving later) co-running.",
+                    jobs, TBB_BASELINES, 2 if quick else 5, P)
+
+
+def omp_pair(build, P, quick=False, runtime="omp_clang"):
+    fib = ["30"] if quick else ["34"]
+    pfor = ["4000000", "60"] if quick else ["8000000", "150"]
+    jobs = [Job("fib", [wl(build, "fib", runtime)] + fib, 0.0),
+            Job("pfor", [wl(build, "pfor", runtime)] + pfor, 0.3 if quick else 1.0)]
+    configs = OMP_BASELINES if runtime == "omp_clang" else [c for c in OMP_BASELINES if c != "load_balance"]
+    return Scenario(f"{runtime}_pair", f"Two OpenMP jobs ({runtime}: fib with tasks, then a parallel-for kernel) co-running.",
+                    jobs, configs, 2 if quick else 5, P)
+
+
+def mixed_pair(build, P, quick=False):
+    fib = ["32"] if quick else ["36"]
+    pfor = ["4000000", "60"] if quick else ["8000000", "150"]
+    jobs = [Job("fib_tbb", [wl(build, "fib", "tbb")] + fib, 0.0),
+            Job("pfor_omp", [wl(build, "pfor", "omp_clang")] + pfor, 0.3 if quick else 1.0)]
+    return Scenario("mixed_pair", "A oneTBB job and an OpenMP (libomp) job co-running.", jobs,
+                    ["native", "passive", "static", "apshim"], 2 if quick else 5, P)
+
+
+def overhead(build, P, quick=False):
+    """Single job, native vs shim: the shim's cost when there is nobody to share with."""
+    jobs = [Job("fib_tbb", [wl(build, "fib", "tbb"), "32" if quick else "36"], 0.0)]
+    return Scenario("overhead_fib_tbb", "One oneTBB fib job alone: native vs under the shim.", jobs,
+                    ["native", "apshim"], 3 if quick else 7, P)
+
+
+ALL = {
+    "tbb_pair": tbb_pair,
+    "omp_pair": omp_pair,
+    "gomp_pair": lambda build, P, quick=False: omp_pair(build, P, quick, runtime="omp_gcc"),
+    "mixed_pair": mixed_pair,
+    "overhead": overhead,
+}
