@@ -27,7 +27,11 @@ struct Controller::Impl {
     int allotment = 1;
     std::uint64_t cycle_ns = 5000000;
     std::uint64_t t0 = 0, last = 0;
+    int failed_updates = 0;
 };
+
+// Consecutive failed table updates before the controller says so (about 1 s at 5 ms).
+constexpr int kUpdateFailuresToReport = 200;
 
 Controller::Controller(const Options& options) : opts_(options) {}
 Controller::~Controller() = default;
@@ -163,7 +167,15 @@ void Controller::run() noexcept {
 
         // 3. Publish it; DP answers with the allotment.
         int a = s.table->update(s.slot, desire, p, s.cycle_ns);
-        if (a > 0) s.allotment = a;
+        if (a > 0) {
+            s.allotment = a;
+            s.failed_updates = 0;
+        } else if (++s.failed_updates == kUpdateFailuresToReport) {
+            // A holder stuck with the lock (SIGSTOPped mid-update) or a lost row: keep the last
+            // allotment, which DP gave us, and say so once.
+            log(LogLevel::warn, "table %s: no update for %d cycles (lock held elsewhere?); keeping allotment %d",
+                s.table->path().c_str(), kUpdateFailuresToReport, s.allotment);
+        }
 
         // 4. Adjust usage: split the allotment among the runtimes by their measured demand.
         if (n == 1) {
