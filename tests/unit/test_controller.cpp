@@ -1,0 +1,172 @@
+// The controller thread end to end with a fake runtime: exploration from desire 1 to P,
+// giving processors away in a serial phase, a 2 + 2 split between two processes, leaving the
+// table at shutdown, and staying unthrottled on a bad table.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "adapters/adapter.hpp"
+#include "adapters/common/clock.hpp"
+#include "gat/table.hpp"
+#include "shim/controller.hpp"
+
+// The controller only needs these from the shim; a test binary provides them itself.
+namespace apshim {
+void runtime_started(Adapter&) noexcept {}
+int configured_processors() noexcept { return 0; }
+std::uint64_t est_cycle_ns() noexcept { return 5000000; }
+bool shim_enabled() noexcept { return true; }
+}  // namespace apshim
+
+namespace {
+
+// A runtime whose threads are busy a given fraction of the time they are allowed to run.
+class FakeRuntime final : public apshim::Adapter {
+public:
+    std::atomic<double> busy_fraction{1.0};
+    std::atomic<int> limit{0};
+    std::atomic<int> max_limit{0};
+    std::atomic<int> calls{0};
+    std::atomic<bool> released{false};
+
+    const char* name() const override { return "fake"; }
+    apshim::Sample sample() override {
+        std::uint64_t now = apshim::now_ns();
+        std::uint64_t dt = last_ ? now - last_ : 0;
+        last_ = now;
+        int p = limit.load() > 0 ? limit.load() : 1;
+        apshim::Sample s;
+        s.usage = p;
+        s.busy_ns = static_cast<std::uint64_t>(busy_fraction.load() * p * static_cast<double>(dt));
+        s.used = true;
+        return s;
+    }
+    void set_active(int n) override {
+        limit.store(n);
+        if (n > max_limit.load()) max_limit.store(n);
+        calls.fetch_add(1);
+    }
+    int active() const override { return limit.load(); }
+    void release() override { released.store(true); }
+
+private:
+    std::uint64_t last_ = 0;
+};
+
+std::string temp_gat() {
+    char tmpl[] = "/tmp/apshim-ctl-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    return std::string(tmpl) + "/gat";
+}
+
+apshim::Options options_for(const std::string& gat, int P) {
+    apshim::Options o;
+    o.gat = gat;
+    o.P = P;
+    o.est_cycle_ms = 5;
+    o.eta = 0.5;
+    return o;
+}
+
+template <class Pred>
+bool wait_until(Pred pred, double seconds) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+        if (pred()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return pred();
+}
+
+}  // namespace
+
+TEST_CASE("a busy job alone explores from 1 to P and a serial phase gives it back", "[controller]") {
+    std::string gat = temp_gat();
+    auto opts = options_for(gat, 8);
+    opts.trace = gat + ".trace.csv";
+    auto* c = new apshim::Controller(opts);
+    FakeRuntime rt;
+    c->adapter_started(rt);
+    REQUIRE(wait_until([&] { return rt.limit.load() == 8; }, 5.0));
+    rt.busy_fraction.store(0.0);  // serial phase: nobody in the runtime works
+    REQUIRE(wait_until([&] { return rt.limit.load() == 1; }, 5.0));
+    c->shutdown();
+    CHECK(rt.released.load());
+    // The trace shows the exploration: usage 1 -> 8 within ceil(log2 8) + 2 cycles.
+    FILE* f = std::fopen(opts.trace.c_str(), "r");
+    REQUIRE(f);
+    char line[256];
+    int rows = 0, first_full = -1;
+    REQUIRE(std::fgets(line, sizeof line, f));  // header
+    while (std::fgets(line, sizeof line, f)) {
+        double t, r, b;
+        int d, a, u;
+        REQUIRE(std::sscanf(line, "%lf,%d,%d,%d,%lf,%lf", &t, &d, &a, &u, &r, &b) == 6);
+        if (u == 8 && first_full < 0) first_full = rows;
+        ++rows;
+    }
+    std::fclose(f);
+    CHECK(first_full >= 0);
+    CHECK(first_full <= static_cast<int>(std::ceil(std::log2(8))) + 2);
+    // Shutdown left the table.
+    std::string err;
+    auto t = apshim::gat::Table::open(gat, {}, err, apshim::gat::Table::Mode::existing_only);
+    REQUIRE(t);
+    CHECK(t->snapshot().jobs.empty());
+}
+
+TEST_CASE("two busy processes on P = 4 settle at 2 + 2, and one leaving gives the other 4", "[controller][multiprocess]") {
+    std::string gat = temp_gat();
+    int to_child[2];
+    REQUIRE(pipe(to_child) == 0);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        auto* c = new apshim::Controller(options_for(gat, 4));
+        FakeRuntime rt;
+        c->adapter_started(rt);
+        char cmd;
+        if (read(to_child[0], &cmd, 1) != 1) _exit(1);
+        c->shutdown();
+        _exit(0);
+    }
+    auto* c = new apshim::Controller(options_for(gat, 4));
+    FakeRuntime rt;
+    c->adapter_started(rt);
+    std::string err;
+    auto t = apshim::gat::Table::open(gat, {4, 5000}, err);
+    REQUIRE(t);
+    auto split = [&] {
+        auto s = t->snapshot();
+        return s.jobs.size() == 2 && s.jobs[0].allotment == 2 && s.jobs[1].allotment == 2 && rt.limit.load() == 2;
+    };
+    CHECK(wait_until(split, 5.0));
+    char go = 1;
+    REQUIRE(write(to_child[1], &go, 1) == 1);
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(wait_until([&] { return rt.limit.load() == 4; }, 5.0));
+    c->shutdown();
+}
+
+TEST_CASE("a controller facing a bad table never throttles", "[controller]") {
+    std::string gat = temp_gat();
+    FILE* f = std::fopen(gat.c_str(), "w");
+    std::fputs("not a table", f);
+    std::fclose(f);
+    auto* c = new apshim::Controller(options_for(gat, 4));
+    FakeRuntime rt;
+    c->adapter_started(rt);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK(rt.calls.load() == 0);
+    c->shutdown();
+}
