@@ -20,6 +20,7 @@ namespace {
 // A live process whose controller has not updated for this long (e.g. stopped with SIGSTOP)
 // keeps its row but its desire is lowered to 1, so its processors go to jobs that run.
 constexpr std::uint64_t kStaleHeartbeatNs = 1000000000ull;
+constexpr std::uint64_t kJoinLockTimeoutNs = 1000000000ull;
 
 std::uint64_t monotonic_ns() {
     timespec ts;
@@ -269,8 +270,10 @@ int Table::join(int desire, double eta, std::string& error) {
     pid_ = getpid();
     start_time_ = read_proc(pid_).start_time;
     eta_ = eta;
-    if (!lock(static_cast<std::uint64_t>(est_cycle_us_) * 1000 * 20)) {
-        error = describe(path_, "lock not available");
+    // Joining happens once per job, so it may wait longer than an update: under heavy
+    // contention (many jobs on few cores) a futex lock is not fair and a waiter can starve briefly.
+    if (!lock(kJoinLockTimeoutNs)) {
+        error = describe(path_, "lock not available for 1 s");
         return -1;
     }
     std::uint64_t now = monotonic_ns();

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <memory>
 #include <thread>
 
 #include "adapters/adapter.hpp"
@@ -92,7 +93,7 @@ TEST_CASE("a busy job alone explores from 1 to P and a serial phase gives it bac
     std::string gat = temp_gat();
     auto opts = options_for(gat, 8);
     opts.trace = gat + ".trace.csv";
-    auto* c = new apshim::Controller(opts);
+    auto c = std::make_unique<apshim::Controller>(opts);
     FakeRuntime rt;
     c->adapter_started(rt);
     REQUIRE(wait_until([&] { return rt.limit.load() == 8; }, 5.0));
@@ -130,7 +131,7 @@ TEST_CASE("two busy processes on P = 4 settle at 2 + 2, and one leaving gives th
     pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
-        auto* c = new apshim::Controller(options_for(gat, 4));
+        auto c = std::make_unique<apshim::Controller>(options_for(gat, 4));
         FakeRuntime rt;
         c->adapter_started(rt);
         char cmd;
@@ -138,7 +139,7 @@ TEST_CASE("two busy processes on P = 4 settle at 2 + 2, and one leaving gives th
         c->shutdown();
         _exit(0);
     }
-    auto* c = new apshim::Controller(options_for(gat, 4));
+    auto c = std::make_unique<apshim::Controller>(options_for(gat, 4));
     FakeRuntime rt;
     c->adapter_started(rt);
     std::string err;
@@ -163,7 +164,7 @@ TEST_CASE("a controller facing a bad table never throttles", "[controller]") {
     FILE* f = std::fopen(gat.c_str(), "w");
     std::fputs("not a table", f);
     std::fclose(f);
-    auto* c = new apshim::Controller(options_for(gat, 4));
+    auto c = std::make_unique<apshim::Controller>(options_for(gat, 4));
     FakeRuntime rt;
     c->adapter_started(rt);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
