@@ -55,6 +55,8 @@ void Controller::start_thread() noexcept {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    host_sigmask_ = old;
+    pthread_getname_np(pthread_self(), host_name_, sizeof host_name_);
     pthread_t t;
     int rc = pthread_create(&t, nullptr, &Controller::thread_main, this);
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
@@ -75,6 +77,23 @@ void* Controller::thread_main(void* self) noexcept {
 }
 
 namespace {
+
+// While alive, the controller thread looks like a host thread (signal mask and name of the
+// thread that started it), so that threads a runtime creates from here look like its own.
+class HostIdentity {
+public:
+    HostIdentity(const sigset_t& mask, const char* name) {
+        pthread_sigmask(SIG_SETMASK, &mask, &saved_);
+        pthread_setname_np(pthread_self(), name);
+    }
+    ~HostIdentity() {
+        pthread_setname_np(pthread_self(), "apshim-ctl");
+        pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
+    }
+
+private:
+    sigset_t saved_;
+};
 
 // Sleeps until `deadline_ns` (CLOCK_MONOTONIC) or until *word changes from `seen`.
 void wait_until(std::atomic<std::uint32_t>& word, std::uint32_t seen, std::uint64_t deadline_ns) {
@@ -116,8 +135,11 @@ void Controller::run() noexcept {
     }
     if (!opts_.trace.empty()) s.trace.open(opts_.trace);
     s.allotment = 1;
-    for (auto& slot : adapters_)
-        if (Adapter* a = slot.load()) a->set_active(s.allotment);
+    {
+        HostIdentity host(host_sigmask_, host_name_);
+        for (auto& slot : adapters_)
+            if (Adapter* a = slot.load()) a->set_active(s.allotment);
+    }
     s.t0 = s.last = now_ns();
     log(LogLevel::debug, "controller up: P=%d est_cycle=%.2f ms eta=%.2f policy=%s", s.P, s.cycle_ns / 1e6, opts_.eta,
         s.estimator->name());
@@ -178,6 +200,9 @@ void Controller::run() noexcept {
         }
 
         // 4. Adjust usage: split the allotment among the runtimes by their measured demand.
+        // Runtimes may create worker threads inside these calls; those inherit the creating
+        // thread's name and signal mask, so the calls run under the host's identity.
+        HostIdentity host(host_sigmask_, host_name_);
         if (n == 1) {
             list[0]->set_active(s.allotment);
         } else if (n > 1) {

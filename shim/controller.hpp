@@ -3,6 +3,8 @@
 // may execute work (Sen §6.1: estimate, maintain the allocation, adjust usage).
 #pragma once
 
+#include <signal.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -42,6 +44,8 @@ private:
     std::atomic<bool> started_{false};
     std::atomic<bool> stopping_{false};
     std::atomic<std::uint32_t> wake_{0};
+    sigset_t host_sigmask_{};  // signal mask of the thread that started the controller
+    char host_name_[16] = "";   // and its name (runtime threads created from here inherit both)
     bool thread_joinable_ = false;
     unsigned long thread_ = 0;
     std::unique_ptr<Impl> impl_;  // table, estimator, trace: owned by the thread

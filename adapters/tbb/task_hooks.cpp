@@ -1,0 +1,147 @@
+// Runs inside oneTBB's threads. Two sources of events:
+//  - ITT: the shim is TBB's ITT collector (INTEL_LIBITTNOTIFY64 points at libapshim.so, set in
+//    tbb_env.cpp). oneTBB 2021.8 brackets every task body with __itt_stack_callee_enter/leave
+//    (task_dispatcher.h, ITT_CALLEE_ENTER/LEAVE), so a thread is busy between them.
+//  - The exported entry points r1::wait and r1::execute_and_wait, interposed: time a thread
+//    spends blocked there (stealing, running others' tasks, waiting) is not its own task's work.
+// Rules for this file: no locks, no allocation, no logging.
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "adapters/common/clock.hpp"
+#include "adapters/tbb/tbb_state.hpp"
+
+namespace apshim::tbb_adapter {
+namespace {
+
+struct ThreadState {
+    ThreadCounters* counters = nullptr;
+    std::uint32_t generation = 0;
+    int depth = 0;             // task nesting on this thread
+    int wait_depth = 0;        // nesting of interposed waits on this thread
+    bool busy = false;
+    bool worker_outermost = false;  // the current depth-1 task began outside any wait: a TBB worker
+};
+
+__attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
+
+ThreadState& me() noexcept {
+    ThreadState& t = t_state;
+    State& s = state();
+    std::uint32_t gen = s.fork_generation.load(std::memory_order_relaxed);
+    if (!t.counters || t.generation != gen) {
+        t.counters = s.slots.claim();
+        t.generation = gen;
+    }
+    return t;
+}
+
+void begin_busy(ThreadState& t, std::uint64_t now) noexcept {
+    t.busy = true;
+    if (t.counters) t.counters->busy_since.store(now, std::memory_order_relaxed);
+}
+
+void end_busy(ThreadState& t, std::uint64_t now) noexcept {
+    if (!t.busy) return;
+    t.busy = false;
+    if (!t.counters) return;
+    std::uint64_t since = t.counters->busy_since.load(std::memory_order_relaxed);
+    if (since && now > since) t.counters->busy_ns.fetch_add(now - since, std::memory_order_relaxed);
+    t.counters->busy_since.store(0, std::memory_order_relaxed);
+}
+
+void task_begin() noexcept {
+    if (!shim_enabled()) return;
+    note_used();
+    ThreadState& t = me();
+    std::uint64_t now = now_ns();
+    end_busy(t, now);
+    if (t.depth == 0 && t.wait_depth == 0) {
+        t.worker_outermost = true;
+        state().executing_workers.fetch_add(1, std::memory_order_relaxed);
+    }
+    ++t.depth;
+    if (t.counters) t.counters->events.fetch_add(1, std::memory_order_relaxed);
+    begin_busy(t, now);
+}
+
+void task_end() noexcept {
+    if (!shim_enabled()) return;
+    ThreadState& t = me();
+    end_busy(t, now_ns());
+    if (t.depth > 0) --t.depth;
+    // Back in TBB's dispatch loop (a nested wait or the worker's outer loop): not busy.
+    if (t.depth == 0 && t.worker_outermost) {
+        t.worker_outermost = false;
+        state().executing_workers.fetch_sub(1, std::memory_order_relaxed);
+        maybe_park();  // a task boundary: the only place a worker may leave
+    }
+}
+
+// Waiting inside a task, or an external thread (main) entering TBB: not busy until it returns.
+struct WaitScope {
+    ThreadState& t;
+    bool resume;
+    bool external;
+    WaitScope() noexcept : t(me()), resume(false), external(false) {
+        resume = t.busy;
+        end_busy(t, now_ns());
+        external = (t.depth == 0 && t.wait_depth == 0);
+        if (external) state().external_waiters.fetch_add(1, std::memory_order_relaxed);
+        ++t.wait_depth;
+    }
+    ~WaitScope() {
+        --t.wait_depth;
+        if (external) state().external_waiters.fetch_sub(1, std::memory_order_relaxed);
+        if (resume) begin_busy(t, now_ns());
+    }
+};
+
+template <class Fn>
+Fn real(const char* name) noexcept {
+    // dlsym(RTLD_NEXT) finds libtbb's definition behind ours; cached after the first call.
+    return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+}  // namespace
+}  // namespace apshim::tbb_adapter
+
+using namespace apshim::tbb_adapter;
+
+// ---- ITT collector entry points (looked up by name by TBB's static ittnotify loader) ----
+extern "C" {
+// Its presence tells the loader to look every API function up by name (ittnotify_static.c, lib_version 1).
+__attribute__((visibility("default"))) void __itt_api_version(void) {}
+__attribute__((visibility("default"))) void* __itt_stack_caller_create(void) { return nullptr; }
+__attribute__((visibility("default"))) void __itt_stack_caller_destroy(void*) {}
+__attribute__((visibility("default"))) void __itt_stack_callee_enter(void*) { task_begin(); }
+__attribute__((visibility("default"))) void __itt_stack_callee_leave(void*) { task_end(); }
+}
+
+// ---- interposed oneTBB entry points (mangled names of tbb::detail::r1::...) ----
+#define APSHIM_TBB_WAIT "_ZN3tbb6detail2r14waitERNS0_2d112wait_contextERNS2_18task_group_contextE"
+#define APSHIM_TBB_EXECUTE_AND_WAIT "_ZN3tbb6detail2r116execute_and_waitERNS0_2d14taskERNS2_18task_group_contextERNS2_12wait_contextES6_"
+
+extern "C" __attribute__((visibility("default"))) void apshim_tbb_wait(void* wait_ctx, void* ctx) __asm__(APSHIM_TBB_WAIT);
+extern "C" __attribute__((visibility("default"))) void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx,
+                                                                                   void* w_ctx) __asm__(APSHIM_TBB_EXECUTE_AND_WAIT);
+
+void apshim_tbb_wait(void* wait_ctx, void* ctx) {
+    using Fn = void (*)(void*, void*);
+    static Fn fn = real<Fn>(APSHIM_TBB_WAIT);
+    if (!apshim::shim_enabled()) return fn(wait_ctx, ctx);
+    note_used();
+    WaitScope scope;
+    fn(wait_ctx, ctx);
+}
+
+void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_ctx) {
+    using Fn = void (*)(void*, void*, void*, void*);
+    static Fn fn = real<Fn>(APSHIM_TBB_EXECUTE_AND_WAIT);
+    if (!apshim::shim_enabled()) return fn(t, t_ctx, wait_ctx, w_ctx);
+    note_used();
+    WaitScope scope;
+    fn(t, t_ctx, wait_ctx, w_ctx);
+}

@@ -1,0 +1,65 @@
+// Before main: make the shim oneTBB's ITT collector, and (only when the user asked for more
+// processors than the machine has, APSHIM_P > CPUs) let oneTBB see that many CPUs.
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "adapters/adapter.hpp"
+
+namespace {
+
+int real_cpu_count = 0;
+
+__attribute__((constructor(110))) void make_shim_the_itt_collector() {
+    if (!apshim::shim_enabled()) return;
+    // A user's own collector (VTune, ...) wins; the shim then sees only waits, not tasks.
+    if (std::getenv("INTEL_LIBITTNOTIFY64") == nullptr) {
+        Dl_info info;
+        if (dladdr(reinterpret_cast<void*>(&make_shim_the_itt_collector), &info) && info.dli_fname) {
+            setenv("INTEL_LIBITTNOTIFY64", info.dli_fname, 0);
+            // Without a group list the loader hooks nothing; "stitch" holds the callee_enter/leave pair.
+            setenv("INTEL_ITTNOTIFY_GROUPS", "stitch", 0);
+        }
+    }
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) real_cpu_count = CPU_COUNT(&set);
+}
+
+// oneTBB (misc_ex.cpp) counts CPUs with sysconf(_SC_NPROCESSORS_ONLN) and sched_getaffinity.
+// Answer with APSHIM_P for libtbb's calls only, and only when APSHIM_P exceeds the machine.
+int fake_cpus(void* caller) {
+    int P = apshim::configured_processors();
+    if (P <= real_cpu_count || real_cpu_count == 0) return 0;
+    Dl_info info;
+    if (!dladdr(caller, &info) || !info.dli_fname || !std::strstr(info.dli_fname, "libtbb.so")) return 0;
+    return P;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) long sysconf(int name) {
+    using Fn = long (*)(int);
+    static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "sysconf"));
+    if (name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF) {
+        if (int P = fake_cpus(__builtin_return_address(0))) return P;
+    }
+    return real(name);
+}
+
+extern "C" __attribute__((visibility("default"))) int sched_getaffinity(pid_t pid, size_t size, cpu_set_t* mask) {
+    using Fn = int (*)(pid_t, size_t, cpu_set_t*);
+    static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "sched_getaffinity"));
+    int P = fake_cpus(__builtin_return_address(0));
+    if (P == 0) return real(pid, size, mask);
+    if (static_cast<size_t>(P) > size * 8) {
+        errno = EINVAL;  // TBB doubles its mask and asks again
+        return -1;
+    }
+    std::memset(mask, 0, size);
+    for (int i = 0; i < P; ++i) CPU_SET_S(i, size, mask);
+    return 0;
+}
