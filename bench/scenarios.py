@@ -33,17 +33,19 @@ TBB_BASELINES = ["native", "static", "apshim"]
 
 
 def tbb_pair(build, P, quick=False):
-    fib = ["32"] if quick else ["36"]
-    pfor = ["4000000", "60"] if quick else ["8000000", "150"]
+    # fib (cutoff 12: fine-grained but not pathological) runs ~2x as long as pfor alone; pfor
+    # arrives while fib runs and leaves before it, so allocations change twice.
+    fib = ["43", "12"] if quick else ["46", "12"]
+    pfor = ["2000000", "30"] if quick else ["4000000", "60"]
     jobs = [Job("fib", [wl(build, "fib", "tbb")] + fib, 0.0),
-            Job("pfor", [wl(build, "pfor", "tbb")] + pfor, 0.3 if quick else 1.0)]
+            Job("pfor", [wl(build, "pfor", "tbb")] + pfor, 0.1 if quick else 0.5)]
     return Scenario("tbb_pair", "Two oneTBB jobs (fib, then a parallel-for kernel arriving later) co-running.",
                     jobs, TBB_BASELINES, 2 if quick else 5, P)
 
 
 def omp_pair(build, P, quick=False, runtime="omp_clang"):
     fib = ["30"] if quick else ["34"]
-    pfor = ["4000000", "60"] if quick else ["8000000", "150"]
+    pfor = ["2000000", "30"] if quick else ["4000000", "60"]
     jobs = [Job("fib", [wl(build, "fib", runtime)] + fib, 0.0),
             Job("pfor", [wl(build, "pfor", runtime)] + pfor, 0.3 if quick else 1.0)]
     configs = OMP_BASELINES if runtime == "omp_clang" else [c for c in OMP_BASELINES if c != "load_balance"]
@@ -53,18 +55,21 @@ def omp_pair(build, P, quick=False, runtime="omp_clang"):
 
 def mixed_pair(build, P, quick=False):
     fib = ["32"] if quick else ["36"]
-    pfor = ["4000000", "60"] if quick else ["8000000", "150"]
+    pfor = ["2000000", "30"] if quick else ["4000000", "60"]
     jobs = [Job("fib_tbb", [wl(build, "fib", "tbb")] + fib, 0.0),
             Job("pfor_omp", [wl(build, "pfor", "omp_clang")] + pfor, 0.3 if quick else 1.0)]
     return Scenario("mixed_pair", "A oneTBB job and an OpenMP (libomp) job co-running.", jobs,
                     ["native", "passive", "static", "apshim"], 2 if quick else 5, P)
 
 
-def overhead(build, P, quick=False):
+def overhead(build, P, quick=False, name="fib", runtime="tbb"):
     """Single job, native vs shim: the shim's cost when there is nobody to share with."""
-    jobs = [Job("fib_tbb", [wl(build, "fib", "tbb"), "32" if quick else "36"], 0.0)]
-    return Scenario("overhead_fib_tbb", "One oneTBB fib job alone: native vs under the shim.", jobs,
-                    ["native", "apshim"], 3 if quick else 7, P)
+    argv = {"fib": ["34", "0"] if quick else ["36", "0"], "fibcut": ["43", "12"] if quick else ["45", "12"],
+            "pfor": ["2000000", "30"] if quick else ["4000000", "60"]}[name]
+    prog = "fib" if name.startswith("fib") else name
+    jobs = [Job(f"{name}_{runtime}", [wl(build, prog, runtime)] + argv, 0.0)]
+    return Scenario(f"overhead_{name}_{runtime}", f"One {runtime} {name} job alone ({' '.join(argv)}): native vs under the shim.",
+                    jobs, ["native", "apshim"], 3 if quick else 9, P)
 
 
 ALL = {
@@ -72,5 +77,7 @@ ALL = {
     "omp_pair": omp_pair,
     "gomp_pair": lambda build, P, quick=False: omp_pair(build, P, quick, runtime="omp_gcc"),
     "mixed_pair": mixed_pair,
-    "overhead": overhead,
+    "overhead_fib_tbb": overhead,
+    "overhead_fibcut_tbb": lambda build, P, quick=False: overhead(build, P, quick, "fibcut"),
+    "overhead_pfor_tbb": lambda build, P, quick=False: overhead(build, P, quick, "pfor"),
 }

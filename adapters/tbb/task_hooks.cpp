@@ -48,7 +48,9 @@ void end_busy(ThreadState& t, std::uint64_t now) noexcept {
     t.busy = false;
     if (!t.counters) return;
     std::uint64_t since = t.counters->busy_since.load(std::memory_order_relaxed);
-    if (since && now > since) t.counters->busy_ns.fetch_add(now - since, std::memory_order_relaxed);
+    // Single writer (this thread): a plain load + store, no locked read-modify-write per task.
+    if (since && now > since)
+        t.counters->busy_ns.store(t.counters->busy_ns.load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
     t.counters->busy_since.store(0, std::memory_order_relaxed);
 }
 
@@ -56,21 +58,21 @@ void task_begin() noexcept {
     if (!shim_enabled()) return;
     note_used();
     ThreadState& t = me();
-    std::uint64_t now = now_ns();
+    std::uint64_t now = now_ticks();
     end_busy(t, now);
     if (t.depth == 0 && t.wait_depth == 0) {
         t.worker_outermost = true;
         state().executing_workers.fetch_add(1, std::memory_order_relaxed);
     }
     ++t.depth;
-    if (t.counters) t.counters->events.fetch_add(1, std::memory_order_relaxed);
+    if (t.counters) t.counters->events.store(t.counters->events.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     begin_busy(t, now);
 }
 
 void task_end() noexcept {
     if (!shim_enabled()) return;
     ThreadState& t = me();
-    end_busy(t, now_ns());
+    end_busy(t, now_ticks());
     if (t.depth > 0) --t.depth;
     // Back in TBB's dispatch loop (a nested wait or the worker's outer loop): not busy.
     if (t.depth == 0 && t.worker_outermost) {
@@ -87,7 +89,7 @@ struct WaitScope {
     bool external;
     WaitScope() noexcept : t(me()), resume(false), external(false) {
         resume = t.busy;
-        end_busy(t, now_ns());
+        end_busy(t, now_ticks());
         external = (t.depth == 0 && t.wait_depth == 0);
         if (external) state().external_waiters.fetch_add(1, std::memory_order_relaxed);
         ++t.wait_depth;
@@ -95,7 +97,7 @@ struct WaitScope {
     ~WaitScope() {
         --t.wait_depth;
         if (external) state().external_waiters.fetch_sub(1, std::memory_order_relaxed);
-        if (resume) begin_busy(t, now_ns());
+        if (resume) begin_busy(t, now_ticks());
     }
 };
 

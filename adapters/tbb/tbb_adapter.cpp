@@ -34,7 +34,8 @@ public:
     Sample sample() override {
         State& s = state();
         Sample out;
-        std::uint64_t now = now_ns();
+        std::uint64_t now = now_ticks();  // the hooks count busy time in ticks
+        double ns_per_tick = rate_.ns_per_tick();
         int n = s.slots.used();
         int working = 0;
         std::uint64_t busy = 0;
@@ -51,7 +52,7 @@ public:
         std::uint64_t events = s.slots.total_events();
         out.used = events != prev_events_;
         prev_events_ = events;
-        out.busy_ns = busy;
+        out.busy_ns = static_cast<std::uint64_t>(static_cast<double>(busy) * ns_per_tick);
         int limit = s.limit.load();
         // p_j: threads that executed tasks in the cycle, at most the limit, at least one (the
         // main thread always runs).
@@ -115,6 +116,7 @@ private:
     int control_value_ = 0;
     std::uint64_t prev_busy_[1024] = {};
     std::uint64_t prev_events_ = 0;
+    TickRate rate_;
 };
 
 TbbAdapter g_adapter;
