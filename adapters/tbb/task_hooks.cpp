@@ -6,6 +6,9 @@
 //    spends blocked there (stealing, running others' tasks, waiting) is not its own task's work.
 // Rules for this file: no locks, no allocation, no logging.
 #include <dlfcn.h>
+#include <link.h>
+
+#include <cstring>
 
 #include <atomic>
 #include <cstdint>
@@ -112,14 +115,51 @@ Fn real(const char* name) noexcept {
 
 using namespace apshim::tbb_adapter;
 
-// ---- ITT collector entry points (looked up by name by TBB's static ittnotify loader) ----
+// ---- ITT collector entry points (looked up by name by ittnotify's static loader) ----
+// libomp embeds the same loader and reads the same INTEL_LIBITTNOTIFY64, so it calls these too
+// (for its own tasks, and it asserts that stack_caller_create returns non-null). Handles tell
+// the callers apart: the one given to code inside libtbb marks TBB's tasks; libomp's are ignored.
+namespace {
+char g_tbb_caller, g_other_caller;
+std::uintptr_t g_tbb_lo = 0, g_tbb_hi = 0;  // libtbb's executable segment
+std::atomic<int> g_tbb_range_state{0};      // 0 unknown, 1 known
+
+int find_tbb(dl_phdr_info* info, size_t, void*) {
+    if (!info->dlpi_name || !std::strstr(info->dlpi_name, "libtbb.so")) return 0;
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const auto& ph = info->dlpi_phdr[i];
+        if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+            g_tbb_lo = info->dlpi_addr + ph.p_vaddr;
+            g_tbb_hi = g_tbb_lo + ph.p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+bool called_from_tbb(void* ret) {
+    if (g_tbb_range_state.load(std::memory_order_acquire) == 0) {
+        dl_iterate_phdr(&find_tbb, nullptr);  // once: rare calls (one per task_group_context)
+        g_tbb_range_state.store(1, std::memory_order_release);
+    }
+    auto a = reinterpret_cast<std::uintptr_t>(ret);
+    return a >= g_tbb_lo && a < g_tbb_hi;
+}
+}  // namespace
+
 extern "C" {
 // Its presence tells the loader to look every API function up by name (ittnotify_static.c, lib_version 1).
 __attribute__((visibility("default"))) void __itt_api_version(void) {}
-__attribute__((visibility("default"))) void* __itt_stack_caller_create(void) { return nullptr; }
+__attribute__((visibility("default"))) void* __itt_stack_caller_create(void) {
+    return called_from_tbb(__builtin_return_address(0)) ? &g_tbb_caller : &g_other_caller;
+}
 __attribute__((visibility("default"))) void __itt_stack_caller_destroy(void*) {}
-__attribute__((visibility("default"))) void __itt_stack_callee_enter(void*) { task_begin(); }
-__attribute__((visibility("default"))) void __itt_stack_callee_leave(void*) { task_end(); }
+__attribute__((visibility("default"))) void __itt_stack_callee_enter(void* caller) {
+    if (caller != &g_other_caller) task_begin();
+}
+__attribute__((visibility("default"))) void __itt_stack_callee_leave(void* caller) {
+    if (caller != &g_other_caller) task_end();
+}
 }
 
 // ---- interposed oneTBB entry points (mangled names of tbb::detail::r1::...) ----

@@ -1,2 +1,0 @@
-// Placeholder until the OpenMP adapter lands.
-#include "adapters/adapter.hpp"

@@ -1,0 +1,50 @@
+// Before main: short spin-waits for both OpenMP runtimes, fork handling, and the program's own
+// thread-count setting (an upper bound the shim keeps).
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdlib>
+
+#include "adapters/omp/region_runtime.hpp"
+
+namespace apshim::omp_adapter {
+
+std::atomic<int> g_user_threads{0};  // omp_set_num_threads / OMP_NUM_THREADS, 0 = none
+
+extern State g_kmp_state, g_gomp_state;
+extern RegionRuntime g_kmp, g_gomp;
+
+namespace {
+
+
+void fork_child() {
+    g_kmp.after_fork_child();
+    g_gomp.after_fork_child();
+}
+
+__attribute__((constructor(110))) void omp_setup() {
+    if (!shim_enabled()) return;
+    // Threads left out of a smaller team, and idle ones, must give their core back quickly:
+    // libomp spins 200 ms by default (research: 98% of a core wasted with 50 ms gaps).
+    bool user_wait = std::getenv("OMP_WAIT_POLICY") != nullptr;
+    if (!user_wait && !std::getenv("KMP_BLOCKTIME")) setenv("KMP_BLOCKTIME", "1", 0);
+    if (!user_wait && !std::getenv("GOMP_SPINCOUNT")) setenv("GOMP_SPINCOUNT", "10000", 0);
+    if (const char* n = std::getenv("OMP_NUM_THREADS")) g_user_threads.store(std::atoi(n));  // "4,2": 4
+    pthread_atfork(nullptr, nullptr, &fork_child);
+}
+
+}  // namespace
+
+int user_thread_setting() noexcept { return g_user_threads.load(std::memory_order_relaxed); }
+
+}  // namespace apshim::omp_adapter
+
+// The program's omp_set_num_threads is its bound for later regions; remember it, then let the
+// runtime (whichever defines it after us) apply it.
+extern "C" __attribute__((visibility("default"))) void omp_set_num_threads(int n) {
+    using Fn = void (*)(int);
+    static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "omp_set_num_threads"));
+    if (n > 0) apshim::omp_adapter::g_user_threads.store(n, std::memory_order_relaxed);
+    if (real) real(n);
+}

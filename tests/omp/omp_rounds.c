@@ -1,0 +1,52 @@
+/* A real OpenMP program for the integration tests, built twice (clang -> libomp, gcc ->
+ * libgomp): ROUNDS parallel regions, each a dynamic loop over ITEMS items of about ITEM_US
+ * microseconds of busy work, optionally followed by SERIAL_MS of serial work. Nothing in it
+ * knows about the shim.
+ *   omp_rounds ROUNDS ITEMS ITEM_US [SERIAL_MS]
+ * stdout: "omp_rounds ... checksum=<c> time_s=<t>"; stderr: "round <k> threads <team size>". */
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint64_t work(uint64_t seed, int us) {
+    double end = now() + us / 1e6;
+    volatile uint64_t x = seed | 1;
+    while (now() < end)
+        for (int k = 0; k < 64; ++k) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return seed * 2654435761u % 1000003u; /* the spin count depends on speed, the result must not */
+}
+
+int main(int argc, char** argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: omp_rounds ROUNDS ITEMS ITEM_US [SERIAL_MS]\n");
+        return 2;
+    }
+    int rounds = atoi(argv[1]), items = atoi(argv[2]), us = atoi(argv[3]), serial = argc > 4 ? atoi(argv[4]) : 0;
+    uint64_t* out = calloc((size_t)items, sizeof *out);
+    unsigned long long checksum = 0;
+    double t0 = now();
+    for (int r = 0; r < rounds; ++r) {
+        int team = 0;
+#pragma omp parallel
+        {
+#pragma omp single nowait
+            team = omp_get_num_threads();
+#pragma omp for schedule(dynamic, 1)
+            for (int i = 0; i < items; ++i) out[i] = work((uint64_t)r * items + i, us);
+        }
+        for (int i = 0; i < items; ++i) checksum = checksum * 31 + out[i];
+        fprintf(stderr, "round %d threads %d\n", r, team);
+        if (serial > 0) work(0, serial * 1000);
+    }
+    printf("omp_rounds %d %d %d checksum=%llu time_s=%.3f\n", rounds, items, us, checksum, now() - t0);
+    free(out);
+    return 0;
+}
