@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
-# The GAT demo: three stand-in jobs arrive and leave on an 8-processor table; watch algorithm DP
-# keep the allotments fair, efficient and conservative (Sen Fig. 5-2 style).
+# The main demo (README's first command runs it): real co-running programs with and without the
+# shim, against the baselines a user would otherwise pick, then a short look at the table.
+# About a minute on 2 cores. Full runs: bench/run.py SCENARIO (see bench/README.md).
 set -euo pipefail
 BUILD=${1:-build}
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=${OUT:-$HERE/results/latest}
+PY=/usr/bin/python3
+
+echo "== Two oneTBB jobs co-running (fib, then a parallel-for arriving 0.1 s later)"
+$PY "$HERE/run.py" tbb_pair --quick --build "$BUILD" --out "$OUT/tbb_pair"
+echo
+echo "== Two OpenMP (clang/libomp) jobs co-running, against passive waiting, static split, OMP_DYNAMIC load_balance"
+$PY "$HERE/run.py" omp_pair --quick --build "$BUILD" --out "$OUT/omp_pair"
+echo
+echo "== The allocation table while three stand-in jobs come and go (algorithm DP)"
 GAT=$(mktemp -u /tmp/apshim-demo-XXXXXX)
 export APSHIM_GAT=$GAT APSHIM_P=8
 job() { "$BUILD/tests/programs/gat_job" "$@" > /dev/null & }
 show() { echo "--- $1"; "$BUILD/tools/apshim" status | tail -n +2; }
-job 2 4000; sleep 0.3; show "job A arrives wanting 2"
-job 8 2000; sleep 0.3; show "job B arrives wanting 8: takes the 6 free processors"
-job 8 1000; sleep 0.3; show "job C arrives wanting 8: B and C split what A does not use"
-sleep 1.2;  show "job C left: B gets its share back"
-sleep 1.0;  show "job B left: A keeps its 2 (it wants no more)"
+job 2 2500; sleep 0.3; show "job A arrives wanting 2"
+job 8 1500; sleep 0.3; show "job B arrives wanting 8: takes the 6 free processors"
+job 8 700;  sleep 0.3; show "job C arrives wanting 8: B and C split what A does not use"
+sleep 0.9;  show "job C left: B gets its share back"
 wait
 rm -f "$GAT"
+echo
+echo "Plots and raw CSV: $OUT/*/ (response.png, traces.png, raw.csv, summary.md)"

@@ -44,20 +44,20 @@ def tbb_pair(build, P, quick=False):
 
 
 def omp_pair(build, P, quick=False, runtime="omp_clang"):
-    fib = ["30"] if quick else ["34"]
+    fib = ["42", "12"] if quick else ["44", "12"]
     pfor = ["2000000", "30"] if quick else ["4000000", "60"]
     jobs = [Job("fib", [wl(build, "fib", runtime)] + fib, 0.0),
-            Job("pfor", [wl(build, "pfor", runtime)] + pfor, 0.3 if quick else 1.0)]
+            Job("pfor", [wl(build, "pfor", runtime)] + pfor, 0.1 if quick else 0.5)]
     configs = OMP_BASELINES if runtime == "omp_clang" else [c for c in OMP_BASELINES if c != "load_balance"]
     return Scenario(f"{runtime}_pair", f"Two OpenMP jobs ({runtime}: fib with tasks, then a parallel-for kernel) co-running.",
                     jobs, configs, 2 if quick else 5, P)
 
 
 def mixed_pair(build, P, quick=False):
-    fib = ["32"] if quick else ["36"]
+    fib = ["43", "12"] if quick else ["46", "12"]
     pfor = ["2000000", "30"] if quick else ["4000000", "60"]
     jobs = [Job("fib_tbb", [wl(build, "fib", "tbb")] + fib, 0.0),
-            Job("pfor_omp", [wl(build, "pfor", "omp_clang")] + pfor, 0.3 if quick else 1.0)]
+            Job("pfor_omp", [wl(build, "pfor", "omp_clang")] + pfor, 0.1 if quick else 0.5)]
     return Scenario("mixed_pair", "A oneTBB job and an OpenMP (libomp) job co-running.", jobs,
                     ["native", "passive", "static", "apshim"], 2 if quick else 5, P)
 
@@ -72,7 +72,30 @@ def overhead(build, P, quick=False, name="fib", runtime="tbb"):
                     jobs, ["native", "apshim"], 3 if quick else 9, P)
 
 
+def phases_pair(build, P, quick=False):
+    """Sen P2: a job alternating serial and parallel phases next to a job with ample
+    parallelism. A static split idles half the machine during the serial phases."""
+    phases = ["150000", "400", "600", "3"] if quick else ["300000", "400", "1200", "4"]
+    pfor = ["2000000", "30"] if quick else ["4000000", "60"]
+    jobs = [Job("phases", [wl(build, "phases", "tbb")] + phases, 0.0),
+            Job("pfor", [wl(build, "pfor", "tbb")] + pfor, 0.0)]
+    return Scenario("phases_pair", "Sen P2 on oneTBB: serial/parallel phases next to a parallel-for job.", jobs,
+                    TBB_BASELINES, 2 if quick else 5, P)
+
+
+def loopy_inst(build, P, quick=False):
+    """Sen Fig. 7-4: LOOPY under WSAP vs the instantaneous-parallelism estimator, next to a
+    co-runner (so an under-estimated desire costs real time)."""
+    loopy = ["200", "4000"] if quick else ["400", "8000"]
+    jobs = [Job("loopy", [wl(build, "loopy", "tbb")] + loopy, 0.0),
+            Job("pfor", [wl(build, "pfor", "tbb"), "2000000", "30"], 0.0)]
+    return Scenario("loopy_inst", "LOOPY (oneTBB) with a co-runner: WSAP vs the instantaneous-parallelism strawman.",
+                    jobs, ["native", "apshim", "apshim-inst", "apshim-asteal", "apshim-equi"], 2 if quick else 5, P)
+
+
 ALL = {
+    "loopy_inst": loopy_inst,
+    "phases_pair": phases_pair,
     "tbb_pair": tbb_pair,
     "omp_pair": omp_pair,
     "gomp_pair": lambda build, P, quick=False: omp_pair(build, P, quick, runtime="omp_gcc"),

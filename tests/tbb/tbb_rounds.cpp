@@ -5,7 +5,7 @@
 // stdout: one line "tbb_rounds ... checksum=<c> time_s=<t>" (checksum independent of threads).
 // stderr: "round <k> threads <m>" per round: the most threads that executed its items at the
 // same instant, i.e. the workers actually executing tasks, as the tests count them.
-#include <oneapi/tbb/enumerable_thread_specific.h>
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 
@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -52,6 +53,10 @@ int main(int argc, char** argv) {
     }
     int rounds = std::atoi(argv[1]), items = std::atoi(argv[2]), item_us = std::atoi(argv[3]);
     int serial = argc > 4 ? std::atoi(argv[4]) : 0;
+    // The program's own limit (as a real program would set it), to test that it stays a bound.
+    std::unique_ptr<tbb::global_control> own;
+    if (const char* l = std::getenv("TBB_ROUNDS_LIMIT"))
+        own = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, std::atoi(l));
     auto t0 = std::chrono::steady_clock::now();
     std::vector<std::uint64_t> out(static_cast<std::size_t>(items));
     std::uint64_t checksum = 0;

@@ -29,6 +29,11 @@ check.expect(s is not None and s["jobs"] == [], "the job's row is gone after exi
 files = sorted(os.listdir(shim.tmp))
 check.expect(files == ["gat", f"t-{p.pid}.csv"], f"only the table and the trace remain ({files})")
 
+r = shim.run(args, shim.env(P=4, gat=shim.path("gat-bound"), TBB_ROUNDS_LIMIT=3))
+rounds = [int(l.split()[3]) for l in r.stderr.splitlines() if l.startswith("round")]
+check.expect(rounds and max(rounds) <= 3 and answer(r.stdout) == answer(native.stdout),
+             f"the program's own global_control(3) stays an upper bound ({rounds})")
+
 env_off = shim.env(P=4, gat=shim.path("gat-disabled"), APSHIM_DISABLE=1)
 p = shim.spawn(args, env_off)
 time.sleep(0.3)
