@@ -29,11 +29,7 @@ const Real& real() noexcept {
     static Real r = [] {
         Real x;
         x.parallel = reinterpret_cast<GompParallel>(dlsym(RTLD_NEXT, "GOMP_parallel"));
-        Dl_info info;
-        void* lib = nullptr;
-        if (x.parallel && dladdr(reinterpret_cast<void*>(x.parallel), &info) && info.dli_fname)
-            lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-        x.get_level = reinterpret_cast<GetLevel>(lib ? dlsym(lib, "omp_get_level") : nullptr);
+        x.get_level = reinterpret_cast<GetLevel>(symbol_beside(reinterpret_cast<void*>(x.parallel), "omp_get_level"));
         return x;
     }();
     return r;

@@ -39,11 +39,10 @@ const Real& real() noexcept {
     static Real r = [] {
         Real x;
         x.fork_call = reinterpret_cast<ForkCall>(dlsym(RTLD_NEXT, "__kmpc_fork_call"));
-        Dl_info info;
-        void* lib = nullptr;
-        if (x.fork_call && dladdr(reinterpret_cast<void*>(x.fork_call), &info) && info.dli_fname)
-            lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-        auto sym = [&](const char* name) { return lib ? dlsym(lib, name) : dlsym(RTLD_NEXT, name); };
+        auto sym = [&](const char* name) {
+            void* s = symbol_beside(reinterpret_cast<void*>(x.fork_call), name);
+            return s ? s : dlsym(RTLD_NEXT, name);
+        };
         x.push_num_threads = reinterpret_cast<PushNumThreads>(sym("__kmpc_push_num_threads"));
         x.global_thread_num = reinterpret_cast<GlobalThreadNum>(sym("__kmpc_global_thread_num"));
         x.get_level = reinterpret_cast<GetLevel>(sym("omp_get_level"));

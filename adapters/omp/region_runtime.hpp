@@ -8,6 +8,7 @@
 
 #include "adapters/adapter.hpp"
 #include "adapters/common/clock.hpp"
+#include "adapters/common/slot_sampler.hpp"
 #include "adapters/common/thread_slots.hpp"
 
 namespace apshim::omp_adapter {
@@ -32,9 +33,7 @@ public:
 private:
     const char* name_;
     State& state_;
-    std::uint64_t prev_busy_[1024] = {};
-    std::uint64_t prev_events_ = 0;
-    TickRate rate_;
+    SlotSampler sampler_;
 };
 
 // Per-thread timing of a thread's part of a region (nesting counted once).
@@ -70,6 +69,11 @@ inline void region_leave(ThreadTiming& t) noexcept {
 // The program's own request (num_threads clause, omp_set_num_threads, OMP_NUM_THREADS) stays an
 // upper bound; a default request gets the allotment, up to APSHIM_P even above the core count.
 int team_size(State& s, int requested) noexcept;
+
+// `name` from the same library that defines `defined` (a real entry point found with
+// RTLD_NEXT). With libomp and libgomp both loaded, RTLD_NEXT alone could answer omp_* from the
+// wrong runtime (research/libomp-hooks.md). Null when not found. Controller-free: first use only.
+void* symbol_beside(void* defined, const char* name) noexcept;
 
 // The program's own thread-count setting if any (omp_set_num_threads or OMP_NUM_THREADS), else 0.
 int user_thread_setting() noexcept;

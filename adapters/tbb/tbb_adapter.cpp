@@ -5,9 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 
-#include "adapters/common/clock.hpp"
+#include "adapters/common/slot_sampler.hpp"
 #include "adapters/tbb/tbb_state.hpp"
 
 namespace apshim::tbb_adapter {
@@ -31,34 +30,7 @@ class TbbAdapter final : public Adapter {
 public:
     const char* name() const override { return "oneTBB"; }
 
-    Sample sample() override {
-        State& s = state();
-        Sample out;
-        std::uint64_t now = now_ticks();  // the hooks count busy time in ticks
-        double ns_per_tick = rate_.ns_per_tick();
-        int n = s.slots.used();
-        int working = 0;
-        std::uint64_t busy = 0;
-        for (int i = 0; i < n && i < 1024; ++i) {
-            ThreadCounters& c = s.slots[i];
-            std::uint64_t total = c.busy_ns.load(std::memory_order_relaxed);
-            std::uint64_t since = c.busy_since.load(std::memory_order_relaxed);
-            if (since && since < now) total += now - since;
-            std::uint64_t delta = total >= prev_busy_[i] ? total - prev_busy_[i] : 0;
-            prev_busy_[i] = total;
-            busy += delta;
-            if (delta > 0) ++working;
-        }
-        std::uint64_t events = s.slots.total_events();
-        out.used = events != prev_events_;
-        prev_events_ = events;
-        out.busy_ns = static_cast<std::uint64_t>(static_cast<double>(busy) * ns_per_tick);
-        int limit = s.limit.load();
-        // p_j: threads that executed tasks in the cycle, at most the limit, at least one (the
-        // main thread always runs).
-        out.usage = std::max(1, limit > 0 ? std::min(working, limit) : working);
-        return out;
-    }
+    Sample sample() override { return sampler_.sample(state().slots, state().limit.load()); }
 
     void set_active(int n) override {
         if (n < 1) n = 1;
@@ -99,8 +71,7 @@ public:
         // does not survive fork well); start over, measured afresh.
         control_ = nullptr;
         control_value_ = 0;
-        std::memset(prev_busy_, 0, sizeof prev_busy_);
-        prev_events_ = 0;
+        sampler_.reset();
     }
 
 private:
@@ -114,9 +85,7 @@ private:
     ControlFn create_ = nullptr, destroy_ = nullptr;
     GlobalControl* control_ = nullptr;
     int control_value_ = 0;
-    std::uint64_t prev_busy_[1024] = {};
-    std::uint64_t prev_events_ = 0;
-    TickRate rate_;
+    SlotSampler sampler_;
 };
 
 TbbAdapter g_adapter;
