@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "adapters/omp/invoke_outlined.hpp"
+#include "adapters/omp/loop_parking.hpp"
 #include "adapters/omp/region_runtime.hpp"
 
 namespace apshim::omp_adapter {
@@ -25,12 +26,14 @@ using ForkCall = void (*)(ident_t*, kmp_int32, void*, ...);
 using PushNumThreads = void (*)(ident_t*, kmp_int32, kmp_int32);
 using GlobalThreadNum = kmp_int32 (*)(ident_t*);
 using GetLevel = int (*)();
+using ThreadNum = int (*)();
 
 struct Real {
     ForkCall fork_call = nullptr;
     PushNumThreads push_num_threads = nullptr;
     GlobalThreadNum global_thread_num = nullptr;
     GetLevel get_level = nullptr;
+    ThreadNum thread_num = nullptr;
 };
 
 // Resolved through the library that defines __kmpc_fork_call, so omp_* come from libomp even
@@ -46,6 +49,7 @@ const Real& real() noexcept {
         x.push_num_threads = reinterpret_cast<PushNumThreads>(sym("__kmpc_push_num_threads"));
         x.global_thread_num = reinterpret_cast<GlobalThreadNum>(sym("__kmpc_global_thread_num"));
         x.get_level = reinterpret_cast<GetLevel>(sym("omp_get_level"));
+        x.thread_num = reinterpret_cast<ThreadNum>(sym("omp_get_thread_num"));
         return x;
     }();
     return r;
@@ -103,3 +107,22 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_fork_call(ident_t*
     Outlined o{fn, argc, args, enabled};
     r.fork_call(loc, 1, reinterpret_cast<void*>(&run_outlined), &o);
 }
+
+// Dynamic and guided loops fetch chunks here: a thread beyond the allotment parks before its
+// next fetch (loop_parking.hpp); a fetch that finds the loop exhausted releases the parked.
+#define APSHIM_KMP_DISPATCH_NEXT(suffix, T)                                                                   \
+    extern "C" __attribute__((visibility("default"))) int __kmpc_dispatch_next_##suffix(                     \
+        ident_t* loc, kmp_int32 gtid, kmp_int32* p_last, T* p_lb, T* p_ub, T* p_st) {                         \
+        using Fn = int (*)(ident_t*, kmp_int32, kmp_int32*, T*, T*, T*);                                      \
+        static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "__kmpc_dispatch_next_" #suffix));              \
+        const Real& r = real();                                                                               \
+        bool on = apshim::shim_enabled() && r.thread_num && r.get_level;                                     \
+        if (on) park_before_chunk(g_kmp_state, r.thread_num(), r.get_level());                                \
+        int more = fn(loc, gtid, p_last, p_lb, p_ub, p_st);                                                   \
+        if (on && !more) loop_exhausted(g_kmp_state);                                                         \
+        return more;                                                                                          \
+    }
+APSHIM_KMP_DISPATCH_NEXT(4, kmp_int32)
+APSHIM_KMP_DISPATCH_NEXT(4u, std::uint32_t)
+APSHIM_KMP_DISPATCH_NEXT(8, std::int64_t)
+APSHIM_KMP_DISPATCH_NEXT(8u, std::uint64_t)

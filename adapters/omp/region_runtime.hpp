@@ -8,13 +8,22 @@
 
 #include "adapters/adapter.hpp"
 #include "adapters/common/clock.hpp"
+#include "adapters/common/park.hpp"
 #include "adapters/common/slot_sampler.hpp"
 #include "adapters/common/thread_slots.hpp"
 
 namespace apshim::omp_adapter {
 
+// Parking inside long regions (loop_parking.hpp): woken by loop ends and raised limits.
+struct LoopParkingState {
+    ParkingLot lot;
+    std::atomic<std::uint32_t> exhausted{0};
+    std::atomic<int> parked{0};
+};
+
 struct State {
     ThreadSlots<1024> slots;
+    LoopParkingState parking;
     std::atomic<int> limit{0};  // team size for new outermost regions; 0 = not throttling
     std::atomic<bool> seen{false};
     std::atomic<std::uint32_t> fork_generation{0};
@@ -25,9 +34,15 @@ public:
     RegionRuntime(const char* name, State& state) : name_(name), state_(state) {}
     const char* name() const override { return name_; }
     Sample sample() override;
-    void set_active(int n) override { state_.limit.store(n < 1 ? 1 : n, std::memory_order_relaxed); }
+    void set_active(int n) override {
+        if (n < 1) n = 1;
+        if (n > state_.limit.exchange(n, std::memory_order_relaxed)) state_.parking.lot.wake_all();
+    }
     int active() const override { return state_.limit.load(std::memory_order_relaxed); }
-    void release() override { state_.limit.store(0); }
+    void release() override {
+        state_.limit.store(0);
+        state_.parking.lot.wake_all();
+    }
     void after_fork_child();
 
 private:

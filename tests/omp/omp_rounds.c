@@ -33,6 +33,16 @@ int main(int argc, char** argv) {
     uint64_t* out = calloc((size_t)items, sizeof *out);
     unsigned long long checksum = 0;
     double t0 = now();
+    /* OMP_ROUNDS_WARMUP=N: N short regions first, so a long region starts with a grown team. */
+    const char* w = getenv("OMP_ROUNDS_WARMUP");
+    for (int r = 0, n = w ? atoi(w) : 0; r < n; ++r) {
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int i = 0; i < 16; ++i) work((uint64_t)i, 2000);
+    }
+    if (w) {
+        fprintf(stderr, "warmup done\n");
+        fflush(stderr);
+    }
     for (int r = 0; r < rounds; ++r) {
         int team = 0;
 #pragma omp parallel

@@ -1,0 +1,88 @@
+// Discrete-event (unit-time-step) simulator of two-level scheduling, Sen 2004 ch. 3-6:
+// jobs are implicit fully strict dags executed by per-job WSAP work stealers; every est_cycle
+// steps each job's REAL estimator (shim/estimators) turns its measured inefficiency into a
+// desire and the REAL algorithm DP (gat/dp) recomputes every job's allotment.
+//
+// Model and choices: bench/sim/README.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace apshim::sim {
+
+// One workload: "fib:N", "loopy:N:L", "knary:N:K:R[:W]", or phases joined by '+'
+// ("knary:7:4:4+knary:8:5:0" = serial phase, then parallel phase).
+struct Workload {
+    enum class Kind : std::uint8_t { Fib, Loopy, Leaf, Knary, Seq };
+    Kind kind = Kind::Fib;
+    int n = 0, k = 0, r = 0;
+    std::int64_t w = 1;             // loopy: leaf length L; knary: work per node
+    std::vector<Workload> phases;   // Seq only
+    std::string text;
+};
+Workload parse_workload(const std::string& s);  // throws std::invalid_argument
+std::int64_t work_of(const Workload& w);         // T1 in steps (exact)
+std::int64_t span_of(const Workload& w);         // T_inf in steps (exact)
+
+struct JobSpec {
+    Workload work;
+    std::int64_t arrival = 0;
+    int limit = 0;  // allocation limit (cap on desire); 0 = none
+};
+
+struct Config {
+    int P = 16;
+    int est_cycle = 50;       // steps between desire estimates (per job, from its arrival)
+    double eta = 0.5;
+    std::string policy = "wsap";  // make_estimator() name
+    std::uint64_t seed = 1;
+    int steal_cost = 1;       // steps per steal attempt
+    int wake_cost = 0;        // steps between two wake-ups of one job (serial waking, Sen eq 7.1); 0 = instant
+    int est_cost = 0;         // steps of one worker's time charged to the job per estimate
+    int static_alloc = 0;     // >0: Cilk baseline: each job gets exactly this many workers, FIFO queue; no DP
+    bool trace = false;       // record per-estimate trace rows
+    std::int64_t max_steps = 2'000'000'000;
+};
+
+struct JobResult {
+    int id = 0;
+    std::string spec;
+    std::int64_t arrival = 0, start = 0, finish = -1;
+    std::int64_t T1 = 0, Tinf = 0, work_done = 0;
+    double avg_allot = 0, avg_usage = 0;
+    std::int64_t allprocs = -1;   // steps from start until P workers were working at once (-1: never)
+    int cycles = 0;               // estimates made
+    int cycles_to_P = -1;         // estimates until the allotment first reached P (-1: never)
+    std::int64_t response() const { return finish - arrival; }
+};
+
+struct TraceRow {
+    std::int64_t t;
+    int job;
+    double r;
+    int usage, desire, allot;
+};
+
+struct Result {
+    std::vector<JobResult> jobs;
+    std::vector<TraceRow> trace;
+    std::int64_t makespan = 0;
+    // DP statistics
+    std::int64_t dp_calls = 0, dp_violations = 0;
+    double dp_ns_mean = 0, dp_ns_p99 = 0, dp_ns_max = 0;
+    int max_jobs = 0;
+    // machine-wide, per step averages over [0, makespan)
+    double util_alloc = 0;   // sum of allotments / P
+    double util_busy = 0;    // working workers / P
+    double oversub = 0;      // fraction of steps with more awake workers than P
+};
+
+Result simulate(const Config& cfg, const std::vector<JobSpec>& jobs);
+
+// Closed system under churn: `concurrent` jobs at t=0, each departure replaced by a new random
+// job after an exponential delay, until `total` jobs have arrived.
+Result simulate_churn(const Config& cfg, int concurrent, int total);
+
+}  // namespace apshim::sim

@@ -1,0 +1,82 @@
+// Closed-form checks of the simulator (Sen ch. 3 Theorem 3, §6.1 ramp-up, §5 DP steady state).
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>
+
+#include "bench/sim/sim.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace apshim::sim;
+
+namespace {
+JobSpec job(const char* w, std::int64_t at = 0) {
+    JobSpec j;
+    j.work = parse_workload(w);
+    j.arrival = at;
+    return j;
+}
+}  // namespace
+
+TEST_CASE("work and span of the generated dags are exact", "[sim]") {
+    CHECK(work_of(parse_workload("fib:2")) == 4);   // internal: 2 units; two leaves: 1 each
+    CHECK(span_of(parse_workload("fib:2")) == 3);
+    CHECK(work_of(parse_workload("loopy:10:5")) == 60);
+    CHECK(span_of(parse_workload("loopy:10:5")) == 15);
+    CHECK(work_of(parse_workload("knary:3:4:4")) == 21);
+    CHECK(span_of(parse_workload("knary:3:4:4")) == 21);  // all children serial: span = work
+    CHECK(span_of(parse_workload("knary:3:5:0")) == 3);
+    Config c;
+    c.P = 4;
+    for (const char* w : {"fib:12", "loopy:20:30", "knary:4:3:1", "knary:3:4:4+knary:4:5:0"}) {
+        Result r = simulate(c, {job(w)});
+        INFO(w);
+        CHECK(r.jobs[0].work_done == r.jobs[0].T1);  // every unit of the dag executed once
+    }
+}
+
+TEST_CASE("one job alone: greedy bound and ramp-up to P", "[sim]") {
+    for (int P : {8, 16, 32}) {
+        Config c;
+        c.P = P;
+        c.est_cycle = 50;
+        c.eta = 0.5;
+        Result r = simulate(c, {job("fib:22")});
+        const JobResult& j = r.jobs[0];
+        double bound = static_cast<double>(j.T1) / j.avg_usage + static_cast<double>(j.Tinf);
+        double ratio = static_cast<double>(j.response()) / bound;
+        int log_cycles = static_cast<int>(std::ceil(std::log(P) / std::log(1 / c.eta) - 1e-9));
+        std::printf("sim: P=%d fib(22) T=%lld T1=%lld Tinf=%lld Pbar=%.2f T/(T1/Pbar+Tinf)=%.3f cycles_to_P=%d (log=%d)\n",
+                    P, static_cast<long long>(j.response()), static_cast<long long>(j.T1),
+                    static_cast<long long>(j.Tinf), j.avg_usage, ratio, j.cycles_to_P, log_cycles);
+        CHECK(j.work_done == j.T1);
+        CHECK(ratio <= 1.5);
+        REQUIRE(j.cycles_to_P >= 0);
+        CHECK(j.cycles_to_P <= log_cycles + 2);
+        CHECK(r.dp_violations == 0);
+    }
+}
+
+TEST_CASE("two identical jobs under DP: P/2 each, finishing together", "[sim]") {
+    Config c;
+    c.P = 16;
+    c.est_cycle = 50;
+    c.trace = true;
+    Result r = simulate(c, {job("fib:24"), job("fib:24")});
+    REQUIRE(r.jobs.size() == 2);
+    // Steady state: the middle half of the run, both jobs present.
+    std::int64_t end = std::min(r.jobs[0].finish, r.jobs[1].finish);
+    int rows = 0, at_half = 0;
+    for (const TraceRow& t : r.trace) {
+        if (t.t < end / 4 || t.t > 3 * end / 4) continue;
+        ++rows;
+        if (t.allot == c.P / 2) ++at_half;
+    }
+    double f0 = static_cast<double>(r.jobs[0].finish), f1 = static_cast<double>(r.jobs[1].finish);
+    std::printf("sim: pair fib(24) P=16 finish %.0f / %.0f (diff %.2f%%), allot==8 in %d/%d steady estimates, avg allot %.2f / %.2f\n",
+                f0, f1, 100 * std::abs(f0 - f1) / std::max(f0, f1), at_half, rows, r.jobs[0].avg_allot, r.jobs[1].avg_allot);
+    REQUIRE(rows > 0);
+    CHECK(at_half == rows);
+    CHECK(std::abs(f0 - f1) / std::max(f0, f1) < 0.05);
+    CHECK(r.dp_violations == 0);
+}
