@@ -187,3 +187,37 @@ void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_c
     WaitScope scope;
     fn(t, t_ctx, wait_ctx, w_ctx);
 }
+
+// The program's own global_control objects: values above TBB's default concurrency mean the
+// program needs that many threads (see State::oversubscribing_controls).
+#define APSHIM_TBB_GC_CREATE "_ZN3tbb6detail2r16createERNS0_2d114global_controlE"
+#define APSHIM_TBB_GC_DESTROY "_ZN3tbb6detail2r17destroyERNS0_2d114global_controlE"
+namespace {
+struct ProgramControl {  // tbb::detail::d1::global_control's layout (global_control.h, 2021)
+    std::size_t value;
+    std::intptr_t reserved;
+    int param;
+};
+bool raises_above_default(const ProgramControl& c) {
+    return c.param == 0 && c.value > static_cast<std::size_t>(tbb_default_concurrency());
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void apshim_tbb_gc_create(ProgramControl& c) __asm__(APSHIM_TBB_GC_CREATE);
+extern "C" __attribute__((visibility("default"))) void apshim_tbb_gc_destroy(ProgramControl& c) __asm__(APSHIM_TBB_GC_DESTROY);
+
+void apshim_tbb_gc_create(ProgramControl& c) {
+    using Fn = void (*)(ProgramControl&);
+    static Fn fn = real<Fn>(APSHIM_TBB_GC_CREATE);
+    if (apshim::shim_enabled() && raises_above_default(c))
+        state().oversubscribing_controls.fetch_add(1, std::memory_order_relaxed);
+    fn(c);
+}
+
+void apshim_tbb_gc_destroy(ProgramControl& c) {
+    using Fn = void (*)(ProgramControl&);
+    static Fn fn = real<Fn>(APSHIM_TBB_GC_DESTROY);
+    if (apshim::shim_enabled() && raises_above_default(c))
+        state().oversubscribing_controls.fetch_sub(1, std::memory_order_relaxed);
+    fn(c);
+}

@@ -8,6 +8,7 @@
 
 #include "adapters/common/slot_sampler.hpp"
 #include "adapters/tbb/tbb_state.hpp"
+#include "shim/log.hpp"
 
 namespace apshim::tbb_adapter {
 namespace {
@@ -35,6 +36,18 @@ public:
     void set_active(int n) override {
         if (n < 1) n = 1;
         State& s = state();
+        if (s.oversubscribing_controls.load(std::memory_order_relaxed) > 0) {
+            // The program raised max_allowed_parallelism above the default itself: it needs
+            // those threads (spinning or blocking tasks). Capping could deadlock it: step aside.
+            if (control_ || s.limit.load() != 0) {
+                log(LogLevel::info, "the program raised TBB's max_allowed_parallelism above %d itself; not throttling TBB",
+                    tbb_default_concurrency());
+                release_control();
+                s.limit.store(0);
+                s.lot.wake_all();
+            }
+            return;
+        }
         int old = s.limit.exchange(n);
         if (n > old) s.lot.wake_all();
         if (n == control_value_) return;
@@ -58,6 +71,10 @@ public:
         s.released.store(true);
         s.limit.store(0);
         s.lot.wake_all();
+        release_control();
+    }
+
+    void release_control() {
         if (control_ && resolve()) {
             destroy_(*control_);
             delete control_;
@@ -77,8 +94,9 @@ public:
 private:
     bool resolve() {
         if (create_ && destroy_) return true;
-        create_ = reinterpret_cast<ControlFn>(dlsym(RTLD_DEFAULT, kCreate));
-        destroy_ = reinterpret_cast<ControlFn>(dlsym(RTLD_DEFAULT, kDestroy));
+        // RTLD_NEXT: libtbb's own functions, not the shim's interposers of them.
+        create_ = reinterpret_cast<ControlFn>(dlsym(RTLD_NEXT, kCreate));
+        destroy_ = reinterpret_cast<ControlFn>(dlsym(RTLD_NEXT, kDestroy));
         return create_ && destroy_;
     }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "adapters/adapter.hpp"
+#include "adapters/tbb/tbb_state.hpp"
 
 namespace {
 
@@ -40,6 +41,11 @@ int fake_cpus(void* caller) {
 }
 
 }  // namespace
+
+int apshim::tbb_adapter::tbb_default_concurrency() noexcept {
+    int P = apshim::configured_processors();
+    return P > real_cpu_count ? P : real_cpu_count;
+}
 
 extern "C" __attribute__((visibility("default"))) long sysconf(int name) {
     using Fn = long (*)(int);

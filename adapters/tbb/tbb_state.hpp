@@ -19,6 +19,10 @@ struct State {
     std::atomic<bool> released{false};
     std::atomic<bool> seen{false};           // TBB used since start (or since fork)
     std::atomic<std::uint32_t> fork_generation{0};
+    // Live program-owned global_controls that raise max_allowed_parallelism above TBB's default:
+    // the program oversubscribes on purpose (blocking or spinning tasks that need that many
+    // threads), so capping it could deadlock it. While any exists the shim does not throttle TBB.
+    std::atomic<int> oversubscribing_controls{0};
     ParkingLot lot;
 };
 
@@ -28,6 +32,9 @@ Adapter& adapter() noexcept;
 // Parks the calling worker, right after it finished an outermost task, while more workers are
 // executing than the limit allows. Bounded waits; never parks the last thread that could run work.
 void maybe_park() noexcept;
+
+// The concurrency oneTBB uses by default here (CPUs, or APSHIM_P when the shim shows more).
+int tbb_default_concurrency() noexcept;
 
 // Called by hooks when TBB is seen in use: tells the shim once per process (and after fork).
 inline void note_used() noexcept {

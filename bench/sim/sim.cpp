@@ -389,7 +389,13 @@ void Engine::estimate(Job& j, std::int64_t t) {
     if (j.spec.limit > 0) d = std::min(d, j.spec.limit);
     if (cfg_.trace) trace_.push_back({t, j.id, in.inefficiency, in.usage, d, j.allot});
     j.cyc_usage = j.cyc_busy = j.cyc_steps = 0;
-    if (cfg_.est_cost > 0 && !j.lists[0].empty()) j.workers[static_cast<std::size_t>(j.lists[0][0])].stall += cfg_.est_cost;
+    if (cfg_.est_cost > 0 && !j.lists[0].empty()) {
+        // The estimate's own cost: est_cost steps of one random awake worker, capped at half a
+        // cycle per worker so that a tiny est_cycle slows the job down but never starves it.
+        std::uniform_int_distribution<std::size_t> pick(0, j.lists[0].size() - 1);
+        Worker& w = j.workers[static_cast<std::size_t>(j.lists[0][pick(rng_)])];
+        w.stall = std::min(w.stall + cfg_.est_cost, cfg_.est_cycle / 2);
+    }
     if (cfg_.static_alloc > 0) return;
     int old = j.desire;
     j.desire = d;

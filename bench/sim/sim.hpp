@@ -40,10 +40,10 @@ struct Config {
     std::uint64_t seed = 1;
     int steal_cost = 1;       // steps per steal attempt
     int wake_cost = 0;        // steps between two wake-ups of one job (serial waking, Sen eq 7.1); 0 = instant
-    int est_cost = 0;         // steps of one worker's time charged to the job per estimate
+    int est_cost = 0;         // steps of one random awake worker charged per estimate (capped at est_cycle/2)
     int static_alloc = 0;     // >0: Cilk baseline: each job gets exactly this many workers, FIFO queue; no DP
     bool trace = false;       // record per-estimate trace rows
-    std::int64_t max_steps = 2'000'000'000;
+    std::int64_t max_steps = 200'000'000;
 };
 
 struct JobResult {
