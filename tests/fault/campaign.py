@@ -109,8 +109,15 @@ def main():
         if not ok:
             counts["violations"] += 1
             notes.append(f"step {counts['steps']}: {why}: {[(j['desire'], j['allotment']) for j in jobs]}")
-        if running:
-            stale = [pid for pid, t in dead_at.items() if pid in rows and now - t > 3 * cycle_s + 0.05]
+        for pid in rows:
+            row_seen_at.setdefault(pid, now)
+        # A dead row must be gone once a job that was already registered when it died has had
+        # three est_cycles to update (jobs still starting, or not using a runtime yet, do not
+        # update the table, so they cannot be expected to reclaim anything).
+        updaters = [row_seen_at[pid] for pid in rows if pid in running]
+        if updaters:
+            stale = [pid for pid, t in dead_at.items()
+                     if pid in rows and min(updaters) <= t and now - t > 3 * cycle_s + 0.05]
             if stale:
                 counts["violations"] += 1
                 notes.append(f"step {counts['steps']}: rows of dead pids {stale} survive")
@@ -121,6 +128,7 @@ def main():
                 notes.append(f"step {counts['steps']}: live job {pid} has no row")
 
     started_at = {}
+    row_seen_at = {}
     for step in range(args.steps):
         counts["steps"] += 1
         action = rng.random()
