@@ -1,45 +1,61 @@
-// GCC libgomp (gcc -fopenmp binaries on their own runtime), inside the program's threads.
-// libgomp has no OMPT; GCC 12 starts every parallel region through GOMP_parallel(fn, data,
-// num_threads, flags), so interposing it both caps the team (num_threads = 0 means "default")
-// and lets a wrapper time each thread's share of the region.
-// Dynamic and guided loops fetch chunks through GOMP_loop_*_next: a thread beyond the allotment
-// parks there (loop_parking.hpp). Not covered: the GOMP 1.0 pair GOMP_parallel_start/end (old
-// compilers), the ull combined forms, the *_start calls (each thread's first chunk).
+// GCC libgomp (gcc -fopenmp programs on their own runtime), inside the program's threads.
+// libgomp has no OMPT, so the shim times its entry points (research/libomp-hooks.md):
+//  - GOMP_parallel* start every region (GCC 4.9+): cap num_threads (0 = default) for outermost
+//    regions, and run the outlined function inside a work frame (thread_state.hpp);
+//  - the waits (GOMP_barrier, GOMP_loop_end, GOMP_sections_end, GOMP_taskwait,
+//    GOMP_taskgroup_end) run inside a wait frame; the region's end barrier lies outside the
+//    outlined function, so it is idle already;
+//  - GOMP_task: the task body runs through a wrapper that pushes a work frame (so tasks run
+//    inside barriers count as work) and parks a thread beyond the allotment before the body;
+//  - dynamic/guided chunk fetches (GOMP_loop_*_{start,next}): a thread beyond the allotment
+//    parks before fetching (parking.hpp); a fetch that finds the loop done releases the parked.
+// Not covered: the GOMP 1.0 pair GOMP_parallel_start/end (compilers before GCC 4.9), taskloop
+// bodies (timed as part of whatever encloses them), ordered and critical waits (counted as work).
 #include <dlfcn.h>
 
-#include "adapters/omp/loop_parking.hpp"
-#include "adapters/omp/region_runtime.hpp"
+#include <alloca.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "adapters/omp/omp_state.hpp"
+#include "adapters/omp/parking.hpp"
+#include "adapters/omp/thread_state.hpp"
 
 namespace apshim::omp_adapter {
-
-State g_gomp_state;
-RegionRuntime g_gomp("libgomp", g_gomp_state);
-
 namespace {
 
 using Fn = void (*)(void*);
-using GompParallel = void (*)(Fn, void*, unsigned, unsigned);
-using GetLevel = int (*)();
-using ThreadNum = int (*)();
+using IntFn = int (*)();
 
 struct Real {
-    GompParallel parallel = nullptr;
-    GetLevel get_level = nullptr;
-    ThreadNum thread_num = nullptr;
+    void* parallel = nullptr;
+    IntFn get_level = nullptr;
+    IntFn thread_num = nullptr;
 };
 
 const Real& real() noexcept {
     static Real r = [] {
         Real x;
-        x.parallel = reinterpret_cast<GompParallel>(dlsym(RTLD_NEXT, "GOMP_parallel"));
-        x.get_level = reinterpret_cast<GetLevel>(symbol_beside(reinterpret_cast<void*>(x.parallel), "omp_get_level"));
-        x.thread_num = reinterpret_cast<ThreadNum>(symbol_beside(reinterpret_cast<void*>(x.parallel), "omp_get_thread_num"));
+        x.parallel = dlsym(RTLD_NEXT, "GOMP_parallel");
+        x.get_level = reinterpret_cast<IntFn>(symbol_beside(x.parallel, "omp_get_level"));
+        x.thread_num = reinterpret_cast<IntFn>(symbol_beside(x.parallel, "omp_get_thread_num"));
         return x;
     }();
     return r;
 }
 
-__attribute__((tls_model("initial-exec"))) thread_local ThreadTiming t_timing;
+__attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
+
+bool on() noexcept {
+    const Real& r = real();
+    return apshim::shim_enabled() && r.get_level && r.thread_num;
+}
+
+void park_here() noexcept {
+    const Real& r = real();
+    if (r.thread_num && r.get_level) park_if_surplus(g_gomp_state, t_state, r.thread_num(), r.get_level());
+}
 
 struct Region {
     Fn fn;
@@ -48,75 +64,93 @@ struct Region {
 
 void run_region(void* p) {
     auto* r = static_cast<Region*>(p);
-    region_enter(g_gomp_state, t_timing);
+    Frame work(g_gomp_state, t_state, /*wait=*/false);
     r->fn(r->data);
-    region_leave(t_timing);
 }
 
 // The team for a region about to start: capped by the allotment when outermost.
 unsigned outermost_team(unsigned num_threads) {
     const Real& r = real();
     if (r.get_level && r.get_level() != 0) return num_threads;
-    if (!g_gomp_state.seen.load(std::memory_order_relaxed) && !g_gomp_state.seen.exchange(true))
-        apshim::runtime_started(g_gomp);
     int n = team_size(g_gomp_state, static_cast<int>(num_threads));
+    note_fork(g_gomp_state, n > 0 ? n : static_cast<int>(num_threads));
     return n > 0 ? static_cast<unsigned>(n) : num_threads;
 }
+
+template <typename F>
+F next_fn(const char* name) noexcept {
+    return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+}
+
+// Task bodies. libgomp copies a task's data block (memcpy, or the compiler's cpyfn for C++
+// firstprivates) into the task and later calls fn(copy). The shim hands libgomp a larger block,
+// a TaskHeader then the program's data at `offset`, and its own fn/cpyfn that unwrap it.
+struct TaskHeader {
+    Fn fn;
+    void (*cpyfn)(void*, void*);
+    void* src;  // the program's data block (read by cpyfn only, while GOMP_task runs)
+    long offset;
+};
+
+void run_task(void* p) {
+    auto* h = static_cast<TaskHeader*>(p);
+    park_here();
+    Frame work(g_gomp_state, t_state, /*wait=*/false);
+    h->fn(static_cast<char*>(p) + h->offset);
+}
+
+void copy_task(void* dst, void* src) {
+    auto* from = static_cast<TaskHeader*>(src);
+    std::memcpy(dst, from, sizeof(TaskHeader));
+    from->cpyfn(static_cast<char*>(dst) + from->offset, from->src);
+}
+
+constexpr unsigned kTaskFlagDetach = 1u << 13;  // GOMP_TASK_FLAG_DETACH: libgomp writes into data
+constexpr long kMaxWrappedTaskData = 4096;      // the copy lives on this thread's stack
 
 }  // namespace
 }  // namespace apshim::omp_adapter
 
 using namespace apshim::omp_adapter;
 
-extern "C" __attribute__((visibility("default"))) void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads,
-                                                                     unsigned flags) {
-    const Real& r = real();
-    if (!apshim::shim_enabled()) return r.parallel(fn, data, num_threads, flags);
+#define APSHIM_EXPORT extern "C" __attribute__((visibility("default")))
+
+APSHIM_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
+    using F = void (*)(Fn, void*, unsigned, unsigned);
+    auto real_fn = reinterpret_cast<F>(real().parallel);
+    if (!apshim::shim_enabled()) return real_fn(fn, data, num_threads, flags);
     Region region{fn, data};
-    r.parallel(&run_region, &region, outermost_team(num_threads), flags);
+    real_fn(&run_region, &region, outermost_team(num_threads), flags);
 }
 
-#define APSHIM_GOMP_LOOP_NEXT(name, T)                                                                  \
-    extern "C" __attribute__((visibility("default"))) bool name(T* istart, T* iend) {                  \
-        using Fn = bool (*)(T*, T*);                                                                    \
-        static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, #name));                                   \
-        const Real& r = real();                                                                         \
-        bool on = apshim::shim_enabled() && r.thread_num && r.get_level;                               \
-        if (on) park_before_chunk(g_gomp_state, r.thread_num(), r.get_level());                         \
-        bool more = fn(istart, iend);                                                                   \
-        if (on && !more) loop_exhausted(g_gomp_state);                                                  \
-        return more;                                                                                    \
-    }
-APSHIM_GOMP_LOOP_NEXT(GOMP_loop_dynamic_next, long)
-APSHIM_GOMP_LOOP_NEXT(GOMP_loop_guided_next, long)
-APSHIM_GOMP_LOOP_NEXT(GOMP_loop_nonmonotonic_dynamic_next, long)
-APSHIM_GOMP_LOOP_NEXT(GOMP_loop_nonmonotonic_guided_next, long)
-APSHIM_GOMP_LOOP_NEXT(GOMP_loop_ull_dynamic_next, unsigned long long)
-APSHIM_GOMP_LOOP_NEXT(GOMP_loop_ull_guided_next, unsigned long long)
-APSHIM_GOMP_LOOP_NEXT(GOMP_loop_ull_nonmonotonic_dynamic_next, unsigned long long)
-APSHIM_GOMP_LOOP_NEXT(GOMP_loop_ull_nonmonotonic_guided_next, unsigned long long)
+APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned num_threads, unsigned count,
+                                          unsigned flags) {
+    using F = void (*)(Fn, void*, unsigned, unsigned, unsigned);
+    static F real_fn = next_fn<F>("GOMP_parallel_sections");
+    if (!apshim::shim_enabled()) return real_fn(fn, data, num_threads, count, flags);
+    Region region{fn, data};
+    real_fn(&run_region, &region, outermost_team(num_threads), count, flags);
+}
 
-// `parallel for` with a schedule is one combined call in GCC (GOMP 4.0): same treatment as
-// GOMP_parallel (team capped, each thread's share timed), the loop bounds passed through.
-#define APSHIM_GOMP_PARALLEL_LOOP(name)                                                                   \
-    extern "C" __attribute__((visibility("default"))) void name(void (*fn)(void*), void* data, unsigned n, \
-                                                                long start, long end, long incr, long chunk, \
-                                                                unsigned flags) {                        \
-        using F = void (*)(void (*)(void*), void*, unsigned, long, long, long, long, unsigned);          \
-        static F real_fn = reinterpret_cast<F>(dlsym(RTLD_NEXT, #name));                                 \
-        if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, chunk, flags);         \
-        Region region{fn, data};                                                                          \
-        real_fn(&run_region, &region, outermost_team(n), start, end, incr, chunk, flags);                 \
+// `parallel for` with a schedule is one combined call (GOMP 4.0): same treatment as
+// GOMP_parallel, the loop bounds passed through.
+#define APSHIM_GOMP_PARALLEL_LOOP(name)                                                                      \
+    APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
+                            long chunk, unsigned flags) {                                                    \
+        using F = void (*)(Fn, void*, unsigned, long, long, long, long, unsigned);                           \
+        static F real_fn = next_fn<F>(#name);                                                                \
+        if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, chunk, flags);            \
+        Region region{fn, data};                                                                             \
+        real_fn(&run_region, &region, outermost_team(n), start, end, incr, chunk, flags);                    \
     }
-#define APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(name)                                                           \
-    extern "C" __attribute__((visibility("default"))) void name(void (*fn)(void*), void* data, unsigned n, \
-                                                                long start, long end, long incr,         \
-                                                                unsigned flags) {                        \
-        using F = void (*)(void (*)(void*), void*, unsigned, long, long, long, unsigned);                \
-        static F real_fn = reinterpret_cast<F>(dlsym(RTLD_NEXT, #name));                                 \
-        if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, flags);                \
-        Region region{fn, data};                                                                          \
-        real_fn(&run_region, &region, outermost_team(n), start, end, incr, flags);                        \
+#define APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(name)                                                              \
+    APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
+                            unsigned flags) {                                                                \
+        using F = void (*)(Fn, void*, unsigned, long, long, long, unsigned);                                 \
+        static F real_fn = next_fn<F>(#name);                                                                \
+        if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, flags);                   \
+        Region region{fn, data};                                                                             \
+        real_fn(&run_region, &region, outermost_team(n), start, end, incr, flags);                           \
     }
 APSHIM_GOMP_PARALLEL_LOOP(GOMP_parallel_loop_static)
 APSHIM_GOMP_PARALLEL_LOOP(GOMP_parallel_loop_dynamic)
@@ -126,3 +160,80 @@ APSHIM_GOMP_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided)
 APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_runtime)
 APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)
 APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
+
+// Waits: the whole call is idle time, except task bodies run inside it (they push work).
+#define APSHIM_GOMP_WAIT(R, name, params, args)                                                              \
+    APSHIM_EXPORT R name params {                                                                            \
+        using F = R(*) params;                                                                               \
+        static F real_fn = next_fn<F>(#name);                                                                \
+        if (!apshim::shim_enabled()) return real_fn args;                                                    \
+        Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
+        return real_fn args;                                                                                 \
+    }
+APSHIM_GOMP_WAIT(void, GOMP_barrier, (), ())
+APSHIM_GOMP_WAIT(bool, GOMP_barrier_cancel, (), ())
+APSHIM_GOMP_WAIT(void, GOMP_loop_end, (), ())
+APSHIM_GOMP_WAIT(bool, GOMP_loop_end_cancel, (), ())
+APSHIM_GOMP_WAIT(void, GOMP_sections_end, (), ())
+APSHIM_GOMP_WAIT(bool, GOMP_sections_end_cancel, (), ())
+APSHIM_GOMP_WAIT(void, GOMP_taskwait, (), ())
+APSHIM_GOMP_WAIT(void, GOMP_taskwait_depend, (void** depend), (depend))
+APSHIM_GOMP_WAIT(void, GOMP_taskgroup_end, (), ())
+
+APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+                             long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
+                             void* detach) {
+    using F = void (*)(Fn, void*, void (*)(void*, void*), long, long, bool, unsigned, void**, int, void*);
+    static F real_fn = next_fn<F>("GOMP_task");
+    if (!on() || (flags & kTaskFlagDetach) || arg_size < 0 || arg_size > kMaxWrappedTaskData || arg_align < 1 ||
+        (arg_align & (arg_align - 1)) != 0)
+        return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+    long align = arg_align > static_cast<long>(alignof(TaskHeader)) ? arg_align : alignof(TaskHeader);
+    long offset = (static_cast<long>(sizeof(TaskHeader)) + align - 1) & ~(align - 1);
+    long size = offset + arg_size;
+    // Without cpyfn libgomp memcpys `size` bytes (or runs fn on the block in place), so the block
+    // carries the data; with cpyfn only copy_task reads it, and the header suffices.
+    auto* block = static_cast<char*>(alloca(static_cast<std::size_t>(cpyfn ? offset : size) + align));
+    block = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(block) + align - 1) & ~static_cast<std::uintptr_t>(align - 1));
+    TaskHeader h{fn, cpyfn, data, offset};
+    std::memcpy(block, &h, sizeof h);
+    if (!cpyfn && arg_size > 0) std::memcpy(block + offset, data, static_cast<std::size_t>(arg_size));
+    real_fn(&run_task, block, cpyfn ? &copy_task : nullptr, size, align, if_clause, flags, depend, priority, detach);
+}
+
+// Dynamic and guided chunk fetches: park before, note the loop's end after.
+#define APSHIM_GOMP_LOOP_FETCH(name, params, args)                                                          \
+    APSHIM_EXPORT bool name params {                                                                         \
+        using F = bool(*) params;                                                                            \
+        static F real_fn = next_fn<F>(#name);                                                                \
+        if (!on()) return real_fn args;                                                                      \
+        park_here();                                                                                         \
+        bool more = real_fn args;                                                                            \
+        if (!more) loop_exhausted(g_gomp_state);                                                             \
+        return more;                                                                                         \
+    }
+#define APSHIM_GOMP_NEXT(name, T) APSHIM_GOMP_LOOP_FETCH(name, (T * istart, T * iend), (istart, iend))
+#define APSHIM_GOMP_START(name)                                                                              \
+    APSHIM_GOMP_LOOP_FETCH(name, (long start, long end, long incr, long chunk, long* istart, long* iend),    \
+                           (start, end, incr, chunk, istart, iend))
+#define APSHIM_GOMP_START_ULL(name)                                                                          \
+    APSHIM_GOMP_LOOP_FETCH(name,                                                                             \
+                           (bool up, unsigned long long start, unsigned long long end, unsigned long long incr, \
+                            unsigned long long chunk, unsigned long long* istart, unsigned long long* iend),    \
+                           (up, start, end, incr, chunk, istart, iend))
+APSHIM_GOMP_NEXT(GOMP_loop_dynamic_next, long)
+APSHIM_GOMP_NEXT(GOMP_loop_guided_next, long)
+APSHIM_GOMP_NEXT(GOMP_loop_nonmonotonic_dynamic_next, long)
+APSHIM_GOMP_NEXT(GOMP_loop_nonmonotonic_guided_next, long)
+APSHIM_GOMP_NEXT(GOMP_loop_ull_dynamic_next, unsigned long long)
+APSHIM_GOMP_NEXT(GOMP_loop_ull_guided_next, unsigned long long)
+APSHIM_GOMP_NEXT(GOMP_loop_ull_nonmonotonic_dynamic_next, unsigned long long)
+APSHIM_GOMP_NEXT(GOMP_loop_ull_nonmonotonic_guided_next, unsigned long long)
+APSHIM_GOMP_START(GOMP_loop_dynamic_start)
+APSHIM_GOMP_START(GOMP_loop_guided_start)
+APSHIM_GOMP_START(GOMP_loop_nonmonotonic_dynamic_start)
+APSHIM_GOMP_START(GOMP_loop_nonmonotonic_guided_start)
+APSHIM_GOMP_START_ULL(GOMP_loop_ull_dynamic_start)
+APSHIM_GOMP_START_ULL(GOMP_loop_ull_guided_start)
+APSHIM_GOMP_START_ULL(GOMP_loop_ull_nonmonotonic_dynamic_start)
+APSHIM_GOMP_START_ULL(GOMP_loop_ull_nonmonotonic_guided_start)

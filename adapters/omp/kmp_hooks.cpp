@@ -1,75 +1,56 @@
-// LLVM libomp (clang -fopenmp binaries), inside the program's threads. Interposes the entry
-// points the compiler calls through the PLT (research/libomp-hooks.md: measured to work):
+// LLVM libomp (clang -fopenmp programs), inside the program's threads: the entry points the
+// compiler calls through the PLT, interposed (research/libomp-hooks.md: measured to work).
 //  - __kmpc_push_num_threads: remember the program's num_threads clause (an upper bound);
-//  - __kmpc_fork_call: push the team size the allotment allows for outermost regions, and run
-//    the outlined function through a wrapper that times each thread's share of the region.
-// No locks, no allocation, no logging here.
+//  - __kmpc_fork_call: an asm trampoline pushes the team size the allotment allows for an
+//    outermost region, then jumps to the real entry point with the variadic arguments as the
+//    compiler laid them out (registers and stack untouched);
+//  - __kmpc_dispatch_next_*: a thread beyond the allotment parks before its next dynamic or
+//    guided chunk (parking.hpp); a fetch that finds the loop done releases the parked.
+// Measuring is the OMPT tool's job (ompt_hooks.cpp). No locks, no allocation, no logging here.
 #include <dlfcn.h>
 
-#include <cstdarg>
 #include <cstdint>
 
-#include "adapters/omp/invoke_outlined.hpp"
-#include "adapters/omp/loop_parking.hpp"
-#include "adapters/omp/region_runtime.hpp"
+#include "adapters/omp/omp_state.hpp"
+#include "adapters/omp/parking.hpp"
 
 namespace apshim::omp_adapter {
-
-State g_kmp_state;
-RegionRuntime g_kmp("libomp", g_kmp_state);
-
 namespace {
 
 using kmp_int32 = std::int32_t;
 struct ident_t;
-using ForkCall = void (*)(ident_t*, kmp_int32, void*, ...);
 using PushNumThreads = void (*)(ident_t*, kmp_int32, kmp_int32);
 using GlobalThreadNum = kmp_int32 (*)(ident_t*);
-using GetLevel = int (*)();
-using ThreadNum = int (*)();
+using IntFn = int (*)();
 
 struct Real {
-    ForkCall fork_call = nullptr;
+    void* fork_call = nullptr;
     PushNumThreads push_num_threads = nullptr;
     GlobalThreadNum global_thread_num = nullptr;
-    GetLevel get_level = nullptr;
-    ThreadNum thread_num = nullptr;
+    IntFn get_level = nullptr;
+    IntFn thread_num = nullptr;
 };
 
 // Resolved through the library that defines __kmpc_fork_call, so omp_* come from libomp even
-// when libgomp is loaded too (research: RTLD_NEXT could pick the wrong runtime's omp_get_level).
+// when libgomp is loaded too.
 const Real& real() noexcept {
     static Real r = [] {
         Real x;
-        x.fork_call = reinterpret_cast<ForkCall>(dlsym(RTLD_NEXT, "__kmpc_fork_call"));
+        x.fork_call = dlsym(RTLD_NEXT, "__kmpc_fork_call");
         auto sym = [&](const char* name) {
-            void* s = symbol_beside(reinterpret_cast<void*>(x.fork_call), name);
+            void* s = symbol_beside(x.fork_call, name);
             return s ? s : dlsym(RTLD_NEXT, name);
         };
         x.push_num_threads = reinterpret_cast<PushNumThreads>(sym("__kmpc_push_num_threads"));
         x.global_thread_num = reinterpret_cast<GlobalThreadNum>(sym("__kmpc_global_thread_num"));
-        x.get_level = reinterpret_cast<GetLevel>(sym("omp_get_level"));
-        x.thread_num = reinterpret_cast<ThreadNum>(sym("omp_get_thread_num"));
+        x.get_level = reinterpret_cast<IntFn>(sym("omp_get_level"));
+        x.thread_num = reinterpret_cast<IntFn>(sym("omp_get_thread_num"));
         return x;
     }();
     return r;
 }
 
-__attribute__((tls_model("initial-exec"))) thread_local ThreadTiming t_timing;
 __attribute__((tls_model("initial-exec"))) thread_local kmp_int32 t_clause = 0;
-
-struct Outlined {
-    void* fn;
-    int argc;
-    void** args;
-    bool timed;
-};
-
-void run_outlined(kmp_int32* gtid, kmp_int32* btid, Outlined* o) {
-    if (o->timed) region_enter(g_kmp_state, t_timing);
-    invoke_outlined(o->fn, gtid, btid, o->argc, o->args);
-    if (o->timed) region_leave(t_timing);
-}
 
 }  // namespace
 }  // namespace apshim::omp_adapter
@@ -78,38 +59,74 @@ using namespace apshim::omp_adapter;
 
 extern "C" __attribute__((visibility("default"))) void __kmpc_push_num_threads(ident_t* loc, kmp_int32 gtid,
                                                                                kmp_int32 n) {
-    t_clause = n;                            // the program's bound for its next region
-    real().push_num_threads(loc, gtid, n);   // and its own effect, for anything else that reads it
+    t_clause = n;                           // the program's bound for its next region
+    real().push_num_threads(loc, gtid, n);  // and its own effect, for nested regions
 }
 
-extern "C" __attribute__((visibility("default"))) void __kmpc_fork_call(ident_t* loc, kmp_int32 argc, void* fn, ...) {
+// Called by the trampoline below with __kmpc_fork_call's first argument; returns the real
+// __kmpc_fork_call for the trampoline to jump to.
+extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(ident_t* loc) noexcept {
     const Real& r = real();
-    void* args[kMaxForwardedArgs];
-    if (argc < 0 || argc > kMaxForwardedArgs) {
-        // Beyond what the wrapper can forward: hand the original arguments on unchanged,
-        // unmeasured and unthrottled (GCC's __builtin_apply copies the caller's frame).
-        __builtin_return(__builtin_apply(reinterpret_cast<void (*)(...)>(r.fork_call), __builtin_apply_args(),
-                                         static_cast<std::size_t>(argc) * sizeof(void*) + 64));
-    }
-    va_list ap;
-    va_start(ap, fn);
-    for (int i = 0; i < argc; ++i) args[i] = va_arg(ap, void*);
-    va_end(ap);
     kmp_int32 clause = t_clause;
     t_clause = 0;
-    bool enabled = apshim::shim_enabled();
-    if (enabled && r.get_level && r.get_level() == 0) {
-        if (!g_kmp_state.seen.load(std::memory_order_relaxed) && !g_kmp_state.seen.exchange(true))
-            apshim::runtime_started(g_kmp);
+    if (apshim::shim_enabled() && r.get_level && r.get_level() == 0) {
         int n = team_size(g_kmp_state, clause);
         if (n > 0 && n != clause) r.push_num_threads(loc, r.global_thread_num(loc), n);
+        note_fork(g_kmp_state, n > 0 ? n : clause);
     }
-    Outlined o{fn, argc, args, enabled};
-    r.fork_call(loc, 1, reinterpret_cast<void*>(&run_outlined), &o);
+    return r.fork_call;
 }
 
-// Dynamic and guided loops fetch chunks here: a thread beyond the allotment parks before its
-// next fetch (loop_parking.hpp); a fetch that finds the loop exhausted releases the parked.
+#if defined(__x86_64__)
+// void __kmpc_fork_call(ident_t* loc, kmp_int32 argc, kmpc_micro fn, ...): the outlined
+// function's arguments follow, three in registers and the rest on the caller's stack. C++
+// cannot forward them, so the trampoline saves the argument registers (and %al, the vector
+// register count of a variadic call), calls the hook with the stack 16-byte aligned (7 pushes
+// over the return address), restores them and tail-jumps: the real entry point sees exactly
+// the call the program made.
+asm(R"(
+    .text
+    .globl  __kmpc_fork_call
+    .type   __kmpc_fork_call, @function
+    .p2align 4
+__kmpc_fork_call:
+    .cfi_startproc
+    pushq   %rdi
+    .cfi_adjust_cfa_offset 8
+    pushq   %rsi
+    .cfi_adjust_cfa_offset 8
+    pushq   %rdx
+    .cfi_adjust_cfa_offset 8
+    pushq   %rcx
+    .cfi_adjust_cfa_offset 8
+    pushq   %r8
+    .cfi_adjust_cfa_offset 8
+    pushq   %r9
+    .cfi_adjust_cfa_offset 8
+    pushq   %rax
+    .cfi_adjust_cfa_offset 8
+    call    apshim_kmp_before_fork@PLT
+    movq    %rax, %r11
+    popq    %rax
+    .cfi_adjust_cfa_offset -8
+    popq    %r9
+    .cfi_adjust_cfa_offset -8
+    popq    %r8
+    .cfi_adjust_cfa_offset -8
+    popq    %rcx
+    .cfi_adjust_cfa_offset -8
+    popq    %rdx
+    .cfi_adjust_cfa_offset -8
+    popq    %rsi
+    .cfi_adjust_cfa_offset -8
+    popq    %rdi
+    .cfi_adjust_cfa_offset -8
+    jmpq    *%r11
+    .cfi_endproc
+    .size   __kmpc_fork_call, .-__kmpc_fork_call
+)");
+#endif
+
 #define APSHIM_KMP_DISPATCH_NEXT(suffix, T)                                                                   \
     extern "C" __attribute__((visibility("default"))) int __kmpc_dispatch_next_##suffix(                     \
         ident_t* loc, kmp_int32 gtid, kmp_int32* p_last, T* p_lb, T* p_ub, T* p_st) {                         \
@@ -117,7 +134,7 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_fork_call(ident_t*
         static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "__kmpc_dispatch_next_" #suffix));              \
         const Real& r = real();                                                                               \
         bool on = apshim::shim_enabled() && r.thread_num && r.get_level;                                     \
-        if (on) park_before_chunk(g_kmp_state, r.thread_num(), r.get_level());                                \
+        if (on) park_if_surplus(g_kmp_state, kmp_thread_state(), r.thread_num(), r.get_level());             \
         int more = fn(loc, gtid, p_last, p_lb, p_ub, p_st);                                                   \
         if (on && !more) loop_exhausted(g_kmp_state);                                                         \
         return more;                                                                                          \

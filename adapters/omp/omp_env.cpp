@@ -6,17 +6,13 @@
 #include <atomic>
 #include <cstdlib>
 
-#include "adapters/omp/region_runtime.hpp"
+#include "adapters/omp/omp_adapter.hpp"
 
 namespace apshim::omp_adapter {
 
 std::atomic<int> g_user_threads{0};  // omp_set_num_threads / OMP_NUM_THREADS, 0 = none
 
-extern State g_kmp_state, g_gomp_state;
-extern RegionRuntime g_kmp, g_gomp;
-
 namespace {
-
 
 void fork_child() {
     g_kmp.after_fork_child();

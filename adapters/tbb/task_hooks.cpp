@@ -4,10 +4,12 @@
 //    (task_dispatcher.h, ITT_CALLEE_ENTER/LEAVE), so a thread is busy between them.
 //  - The exported entry points r1::wait and r1::execute_and_wait, interposed: time a thread
 //    spends blocked there (stealing, running others' tasks, waiting) is not its own task's work.
+// And the one place a worker may leave: right after an outermost task (maybe_park).
 // Rules for this file: no locks, no allocation, no logging.
 #include <dlfcn.h>
 #include <link.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <atomic>
@@ -57,6 +59,53 @@ void end_busy(ThreadState& t, std::uint64_t now) noexcept {
     t.counters->busy_since.store(0, std::memory_order_relaxed);
 }
 
+// ---- the parking rule ----
+// A parked worker re-checks its reasons at least this often (every wait is bounded, and a
+// worker that stopped being surplus, or whose co-workers all went idle, leaves the lot).
+constexpr std::uint64_t kParkRecheckMinNs = 1000000ull, kParkRecheckMaxNs = 20000000ull;
+// Progress valve: one stay in the lot never lasts longer than this. The worker then runs its next
+// task (and may park again after it), so a surplus worker costs at most one task per 200 ms
+// while no escape rule can see the thread that waits on it (see maybe_park).
+constexpr std::uint64_t kMaxParkNs = 200000000ull;
+
+// Is a thread other than `self` inside a task body right now (not in a nested wait)? Reads the
+// owners' busy_since words: no shared counter is touched per task to answer this.
+bool someone_else_busy(const ThreadCounters* self) noexcept {
+    State& s = state();
+    for (int i = 0, n = s.slots.used(); i < n; ++i)
+        if (&s.slots[i] != self && s.slots[i].busy_since.load(std::memory_order_relaxed) != 0) return true;
+    return false;
+}
+
+// Called by a worker right after its outermost task returned. oneTBB calls callee_leave
+// BEFORE it looks at what execute() returned: the worker may hold the next task (a bypass
+// task: flow graph nodes, anything returning a successor), invisible to everyone else. Parking
+// is therefore only allowed while another thread is executing a task: if nobody is, this worker
+// may hold what they all wait for (a flow graph's next node) and must go on. Without this rule a
+// serial flow graph at allotment 1 parked its only worker with the next node in hand, forever.
+void maybe_park(const ThreadCounters* self) noexcept {
+    State& s = state();
+    const std::uint64_t recheck = std::clamp(est_cycle_ns(), kParkRecheckMinNs, kParkRecheckMaxNs);
+    std::uint64_t parked_since = 0;
+    for (;;) {
+        // Generation first: a set_active() raise after this read makes the wait return at once.
+        std::uint32_t gen = s.lot.generation();
+        int limit = s.limit.load(std::memory_order_relaxed);
+        if (limit <= 0 || s.released.load(std::memory_order_relaxed)) return;
+        int allowed_workers = limit - 1;  // the main thread counts as one of the allotment
+        if (s.executing_workers.load(std::memory_order_relaxed) < allowed_workers) return;
+        if (!someone_else_busy(self)) return;
+        std::uint64_t now = now_ns();
+        if (parked_since == 0)
+            parked_since = now;
+        else if (now - parked_since >= kMaxParkNs)
+            return;
+        s.parked.fetch_add(1, std::memory_order_relaxed);
+        s.lot.wait(gen, recheck);
+        s.parked.fetch_sub(1, std::memory_order_relaxed);
+    }
+}
+
 void task_begin() noexcept {
     if (!shim_enabled()) return;
     note_used();
@@ -81,7 +130,7 @@ void task_end() noexcept {
     if (t.depth == 0 && t.worker_outermost) {
         t.worker_outermost = false;
         state().executing_workers.fetch_sub(1, std::memory_order_relaxed);
-        maybe_park();  // a task boundary: the only place a worker may leave
+        maybe_park(t.counters);  // a task boundary: the only place a worker may leave
     }
 }
 
@@ -89,25 +138,20 @@ void task_end() noexcept {
 struct WaitScope {
     ThreadState& t;
     bool resume;
-    bool external;
-    WaitScope() noexcept : t(me()), resume(false), external(false) {
-        resume = t.busy;
+    WaitScope() noexcept : t(me()), resume(t.busy) {
         end_busy(t, now_ticks());
-        external = (t.depth == 0 && t.wait_depth == 0);
-        if (external) state().external_waiters.fetch_add(1, std::memory_order_relaxed);
         ++t.wait_depth;
     }
     ~WaitScope() {
         --t.wait_depth;
-        if (external) state().external_waiters.fetch_sub(1, std::memory_order_relaxed);
         if (resume) begin_busy(t, now_ticks());
     }
 };
 
 template <class Fn>
 Fn real(const char* name) noexcept {
-    // dlsym(RTLD_NEXT) finds libtbb's definition behind ours; cached after the first call.
-    return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+    // libtbb's definition behind ours; callers cache it (first call only: dlsym allocates).
+    return reinterpret_cast<Fn>(tbb_symbol(name));
 }
 
 }  // namespace
@@ -125,7 +169,9 @@ std::uintptr_t g_tbb_lo = 0, g_tbb_hi = 0;  // libtbb's executable segment
 std::atomic<int> g_tbb_range_state{0};      // 0 unknown, 1 known
 
 int find_tbb(dl_phdr_info* info, size_t, void*) {
-    if (!info->dlpi_name || !std::strstr(info->dlpi_name, "libtbb.so")) return 0;
+    const char* name = info->dlpi_name ? std::strrchr(info->dlpi_name, '/') : nullptr;
+    name = name ? name + 1 : info->dlpi_name;
+    if (!name || (std::strncmp(name, "libtbb.so", 9) != 0 && std::strncmp(name, "libtbb_debug.so", 15) != 0)) return 0;
     for (int i = 0; i < info->dlpi_phnum; ++i) {
         const auto& ph = info->dlpi_phdr[i];
         if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {

@@ -1,5 +1,6 @@
 // The oneTBB adapter, controller side: sample the hooks' counters, throttle with a shim-owned
-// tbb::global_control, release at exit. Also the parking rule used by task_hooks.cpp.
+// tbb::global_control, release at exit, forget everything in a forked child. The parking rule
+// itself runs in TBB's workers and lives in task_hooks.cpp.
 #include <dlfcn.h>
 #include <pthread.h>
 
@@ -23,9 +24,6 @@ struct GlobalControl {
 using ControlFn = void (*)(GlobalControl&);
 constexpr const char* kCreate = "_ZN3tbb6detail2r16createERNS0_2d114global_controlE";
 constexpr const char* kDestroy = "_ZN3tbb6detail2r17destroyERNS0_2d114global_controlE";
-
-// A parked worker re-checks at least this often: a lost wake-up costs at most this much.
-constexpr std::uint64_t kParkRecheckNs = 20000000ull;
 
 class TbbAdapter final : public Adapter {
 public:
@@ -94,9 +92,9 @@ public:
 private:
     bool resolve() {
         if (create_ && destroy_) return true;
-        // RTLD_NEXT: libtbb's own functions, not the shim's interposers of them.
-        create_ = reinterpret_cast<ControlFn>(dlsym(RTLD_NEXT, kCreate));
-        destroy_ = reinterpret_cast<ControlFn>(dlsym(RTLD_NEXT, kDestroy));
+        // libtbb's own functions, not the shim's interposers of them (tbb_symbol: RTLD_NEXT first).
+        create_ = reinterpret_cast<ControlFn>(tbb_symbol(kCreate));
+        destroy_ = reinterpret_cast<ControlFn>(tbb_symbol(kDestroy));
         return create_ && destroy_;
     }
 
@@ -114,7 +112,6 @@ void fork_child() {
     s.slots.reset_after_fork();
     s.fork_generation.fetch_add(1);
     s.executing_workers.store(0);
-    s.external_waiters.store(0);
     s.parked.store(0);
     s.seen.store(false);
     s.limit.store(0);
@@ -130,22 +127,17 @@ __attribute__((constructor(111))) void register_fork_handler() {
 State& state() noexcept { return g_state; }
 Adapter& adapter() noexcept { return g_adapter; }
 
-void maybe_park() noexcept {
-    State& s = g_state;
-    for (;;) {
-        int limit = s.limit.load(std::memory_order_relaxed);
-        if (limit <= 0 || s.released.load(std::memory_order_relaxed)) return;
-        int allowed_workers = limit - 1;  // the main thread counts as one of the allotment
-        int running = s.executing_workers.load(std::memory_order_relaxed);
-        if (running < allowed_workers) return;
-        // Escape rule: never park when nobody else is running work (a main thread outside TBB
-        // may be waiting for tasks queued behind this worker).
-        if (running == 0 && s.external_waiters.load(std::memory_order_relaxed) == 0) return;
-        std::uint32_t gen = s.lot.generation();
-        s.parked.fetch_add(1, std::memory_order_relaxed);
-        s.lot.wait(gen, kParkRecheckNs);
-        s.parked.fetch_sub(1, std::memory_order_relaxed);
+void* tbb_symbol(const char* mangled) noexcept {
+    if (void* p = dlsym(RTLD_NEXT, mangled)) return p;
+    for (const char* soname : {"libtbb.so.12", "libtbb_debug.so.12"}) {
+        // RTLD_NOLOAD: only a libtbb that is already loaded; never load one ourselves.
+        if (void* h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD)) {
+            void* p = dlsym(h, mangled);
+            dlclose(h);  // drops the reference NOLOAD took; the program's own keeps it loaded
+            if (p) return p;
+        }
     }
+    return nullptr;
 }
 
 }  // namespace apshim::tbb_adapter

@@ -14,7 +14,6 @@ struct State {
     ThreadSlots<1024> slots;
     std::atomic<int> limit{0};              // threads allowed to execute tasks (main included); 0 = no throttling
     std::atomic<int> executing_workers{0};  // worker threads inside an outermost task right now
-    std::atomic<int> external_waiters{0};   // non-worker threads (main) blocked in a TBB wait, running tasks
     std::atomic<int> parked{0};
     std::atomic<bool> released{false};
     std::atomic<bool> seen{false};           // TBB used since start (or since fork)
@@ -29,12 +28,14 @@ struct State {
 State& state() noexcept;
 Adapter& adapter() noexcept;
 
-// Parks the calling worker, right after it finished an outermost task, while more workers are
-// executing than the limit allows. Bounded waits; never parks the last thread that could run work.
-void maybe_park() noexcept;
-
 // The concurrency oneTBB uses by default here (CPUs, or APSHIM_P when the shim shows more).
 int tbb_default_concurrency() noexcept;
+
+// A tbb::detail::r1 entry point of the libtbb this process uses, or null. Usually the next
+// definition after the shim in the global scope (RTLD_NEXT); a libtbb that was dlopen()ed with
+// RTLD_LOCAL (a plugin, a Python extension module) is reachable only through its own handle.
+// Allocates (dlsym): call once and cache, never on a per-task path.
+void* tbb_symbol(const char* mangled) noexcept;
 
 // Called by hooks when TBB is seen in use: tells the shim once per process (and after fork).
 inline void note_used() noexcept {

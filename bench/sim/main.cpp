@@ -2,8 +2,10 @@
 //
 //   sim --scenario single|pair|p2|churn|custom [--jobs SPEC] [--P 16] [--est-cycle 50]
 //       [--eta 0.5] [--policy wsap|static|asteal|inst] [--seed 1] [--steal-cost 1]
-//       [--wake-cost 0] [--est-cost 0] [--static K] [--limit L] [--out jobs|trace|summary]
+//       [--wake-cost 0] [--est-cost 0] [--static K] [--limit L]
+//       [--out jobs|trace|summary|timeline] [--sample 100]
 //       [--concurrent 256 --total 512]            (churn)
+//       [--jobs-file FILE]                        (an arrival trace: one job SPEC item per line, # comments)
 //
 // SPEC: comma-separated WORKLOAD[@ARRIVAL][/LIMIT], e.g. "fib:26@0/8,fib:26@0/8,fib:26@5000/8".
 // WORKLOAD: fib:N | loopy:N[:L] | knary:N:K:R[:W] | phases joined by '+'.
@@ -12,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -65,13 +68,38 @@ void print_summary(const Config& c, const Result& r) {
     for (const JobResult& j : r.jobs) resp += static_cast<double>(j.response());
     resp /= static_cast<double>(r.jobs.size());
     std::printf("P,est_cycle,eta,policy,jobs,max_jobs,makespan,mean_response,throughput,power,util_alloc,util_busy,oversub,"
-                "dp_calls,dp_violations,dp_ns_mean,dp_ns_p99,dp_ns_max\n");
+                "dp_calls,dp_violations,dp_ns_mean,dp_ns_p50,dp_ns_p99,dp_ns_max\n");
     double thr = static_cast<double>(r.jobs.size()) / static_cast<double>(r.makespan);
-    std::printf("%d,%d,%.3f,%s,%zu,%d,%lld,%.1f,%.6g,%.6g,%.4f,%.4f,%.4f,%lld,%lld,%.0f,%.0f,%.0f\n", c.P, c.est_cycle,
+    std::printf("%d,%d,%.3f,%s,%zu,%d,%lld,%.1f,%.6g,%.6g,%.4f,%.4f,%.4f,%lld,%lld,%.0f,%.0f,%.0f,%.0f\n", c.P, c.est_cycle,
                 c.eta, c.static_alloc > 0 ? ("cilk-static-" + std::to_string(c.static_alloc)).c_str() : c.policy.c_str(),
                 r.jobs.size(), r.max_jobs, static_cast<long long>(r.makespan), resp, thr, thr / resp, r.util_alloc,
                 r.util_busy, r.oversub, static_cast<long long>(r.dp_calls), static_cast<long long>(r.dp_violations),
-                r.dp_ns_mean, r.dp_ns_p99, r.dp_ns_max);
+                r.dp_ns_mean, r.dp_ns_p50, r.dp_ns_p99, r.dp_ns_max);
+}
+
+void print_timeline(const Result& r) {
+    std::printf("t,jobs,sum_desire,sum_allot,awake,busy,deprived,spread,over,under,fair,efficient\n");
+    for (const TimelineRow& t : r.timeline)
+        std::printf("%lld,%d,%lld,%lld,%lld,%.2f,%d,%d,%d,%d,%d,%d\n", static_cast<long long>(t.t), t.jobs,
+                    static_cast<long long>(t.sum_desire), static_cast<long long>(t.sum_allot),
+                    static_cast<long long>(t.awake), t.busy, t.deprived, t.spread, t.over, t.under, t.fair ? 1 : 0,
+                    t.efficient ? 1 : 0);
+}
+
+// An arrival trace: the same items as --jobs, one per line; blank lines and '#' comments skipped.
+std::string read_jobs_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::invalid_argument("cannot read " + path);
+    std::string line, all;
+    while (std::getline(in, line)) {
+        line = line.substr(0, line.find('#'));
+        line.erase(0, line.find_first_not_of(" \t\r"));
+        line.erase(line.find_last_not_of(" \t\r") + 1);
+        if (line.empty()) continue;
+        if (!all.empty()) all += ',';
+        all += line;
+    }
+    return all;
 }
 
 void print_trace(const Result& r) {
@@ -85,7 +113,8 @@ void print_trace(const Result& r) {
 int main(int argc, char** argv) {
     Config cfg;
     std::string scenario = "single", jobs, out = "jobs";
-    int limit = 0, concurrent = 256, total = 512;
+    std::string jobs_file;
+    int limit = 0, concurrent = 256, total = 512, sample = 100;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto val = [&]() -> std::string {
@@ -95,6 +124,8 @@ int main(int argc, char** argv) {
         try {
             if (a == "--scenario") scenario = val();
             else if (a == "--jobs") { jobs = val(); scenario = "custom"; }
+            else if (a == "--jobs-file") { jobs_file = val(); scenario = "custom"; }
+            else if (a == "--sample") sample = std::stoi(val());
             else if (a == "--P") cfg.P = std::stoi(val());
             else if (a == "--est-cycle") cfg.est_cycle = std::stoi(val());
             else if (a == "--eta") cfg.eta = std::stod(val());
@@ -116,7 +147,9 @@ int main(int argc, char** argv) {
     }
     if (cfg.P < 1 || cfg.est_cycle < 1 || !(cfg.eta > 0 && cfg.eta <= 1)) usage("need P >= 1, est-cycle >= 1, 0 < eta <= 1");
     cfg.trace = out == "trace";
+    if (out == "timeline") cfg.timeline_every = sample < 1 ? 1 : sample;
     try {
+        if (!jobs_file.empty()) jobs = read_jobs_file(jobs_file);
         Result r;
         if (scenario == "churn") {
             r = simulate_churn(cfg, concurrent, total);
@@ -130,7 +163,8 @@ int main(int argc, char** argv) {
         if (out == "jobs") print_jobs(r);
         else if (out == "trace") print_trace(r);
         else if (out == "summary") print_summary(cfg, r);
-        else usage("--out is jobs, trace or summary");
+        else if (out == "timeline") print_timeline(r);
+        else usage("--out is jobs, trace, summary or timeline");
     } catch (const std::exception& e) {
         std::fprintf(stderr, "sim: %s\n", e.what());
         return 2;

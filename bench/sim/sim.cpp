@@ -321,7 +321,10 @@ private:
     std::vector<double> dp_ns_;
     std::int64_t dp_calls_ = 0, dp_viol_ = 0;
     std::vector<TraceRow> trace_;
+    std::vector<TimelineRow> timeline_;
     std::vector<int> snapshot_;
+
+    void sample_timeline(std::int64_t t, double busy_avg);
 };
 
 template <class F>
@@ -337,6 +340,30 @@ void Engine::timed_dp(F&& f) {
 
 void Engine::apply_dp() {
     for (std::size_t i = 0; i < dp_.size(); ++i) dp_owner_[i]->allot = dp_[i].allotment;
+}
+
+void Engine::sample_timeline(std::int64_t t, double busy_avg) {
+    TimelineRow row{t, static_cast<int>(running_.size()), 0, 0, 0, busy_avg, 0, 0, 0, 0, true, true};
+    int max_allot = 0, min_deprived = -1;
+    for (const Job* j : running_) {
+        row.sum_desire += j->desire;
+        row.sum_allot += j->allot;
+        row.awake += j->awake();
+        max_allot = std::max(max_allot, j->allot);
+        if (j->allot < j->desire) {
+            ++row.deprived;
+            min_deprived = min_deprived < 0 ? j->allot : std::min(min_deprived, j->allot);
+        }
+        row.over += std::max(0, j->awake() - j->allot);
+        row.under += std::max(0, j->allot - j->awake());
+    }
+    row.spread = min_deprived < 0 ? 0 : max_allot - min_deprived;
+    if (cfg_.static_alloc == 0) {
+        apshim::gat::DpCheck chk = apshim::gat::dp_check(dp_, cfg_.P);
+        row.fair = chk.fair;
+        row.efficient = chk.efficient;
+    }
+    timeline_.push_back(row);
 }
 
 void Engine::start_job(Job& j, std::int64_t t) {
@@ -391,10 +418,15 @@ void Engine::estimate(Job& j, std::int64_t t) {
     j.cyc_usage = j.cyc_busy = j.cyc_steps = 0;
     if (cfg_.est_cost > 0 && !j.lists[0].empty()) {
         // The estimate's own cost: est_cost steps of one random awake worker, capped at half a
-        // cycle per worker so that a tiny est_cycle slows the job down but never starves it.
+        // cycle (a background thread time-sharing with a worker) so that a tiny est_cycle slows
+        // the job down but never starves it. A fractional charge (est_cycle 1) is paid with that
+        // probability, so the expected cost stays est_cycle/2.
         std::uniform_int_distribution<std::size_t> pick(0, j.lists[0].size() - 1);
         Worker& w = j.workers[static_cast<std::size_t>(j.lists[0][pick(rng_)])];
-        w.stall = std::min(w.stall + cfg_.est_cost, cfg_.est_cycle / 2);
+        double charge = std::min<double>(cfg_.est_cost, cfg_.est_cycle / 2.0);
+        int add = static_cast<int>(charge);
+        if (charge > add && std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < charge - add) ++add;
+        w.stall = std::min(w.stall + add, std::max(1, cfg_.est_cycle / 2));
     }
     if (cfg_.static_alloc > 0) return;
     int old = j.desire;
@@ -492,8 +524,8 @@ Result Engine::run() {
     static_free_ = cfg_.static_alloc > 0 ? cfg_.P : 0;
     Result res;
     std::int64_t t = 0;
-    double sum_alloc = 0, sum_busy = 0;
-    std::int64_t oversub_steps = 0;
+    double sum_alloc = 0, sum_busy = 0, window_busy = 0;
+    std::int64_t oversub_steps = 0, window_steps = 0;
     std::size_t next_pending = 0;
     std::uniform_real_distribution<double> coin(0.0, 1.0);
     while (next_pending < pending_.size() || !queued_.empty() || !running_.empty()) {
@@ -546,6 +578,7 @@ Result Engine::run() {
             ++j->life_steps;
             sum_alloc += j->allot;
             sum_busy += static_cast<double>(busy);
+            window_busy += static_cast<double>(busy);
             if (j->allprocs < 0 && busy >= cfg_.P) j->allprocs = t + 1 - j->start;
         }
         ++t;
@@ -562,6 +595,12 @@ Result Engine::run() {
             if (j->cycles_to_P < 0 && j->allot >= cfg_.P) j->cycles_to_P = j->cycles;
         }
         res.max_jobs = std::max(res.max_jobs, static_cast<int>(running_.size()));
+        ++window_steps;
+        if (cfg_.timeline_every > 0 && t % cfg_.timeline_every == 0) {
+            sample_timeline(t, window_busy / static_cast<double>(window_steps));
+            window_busy = 0;
+            window_steps = 0;
+        }
     }
     res.makespan = t;
     for (const auto& jp : jobs_) {
@@ -583,6 +622,7 @@ Result Engine::run() {
         res.jobs.push_back(r);
     }
     res.trace = std::move(trace_);
+    res.timeline = std::move(timeline_);
     res.dp_calls = dp_calls_;
     res.dp_violations = dp_viol_;
     if (!dp_ns_.empty()) {
@@ -590,6 +630,7 @@ Result Engine::run() {
         for (double v : dp_ns_) s += v;
         res.dp_ns_mean = s / static_cast<double>(dp_ns_.size());
         std::sort(dp_ns_.begin(), dp_ns_.end());
+        res.dp_ns_p50 = dp_ns_[dp_ns_.size() / 2];
         res.dp_ns_p99 = dp_ns_[static_cast<std::size_t>(0.99 * static_cast<double>(dp_ns_.size() - 1))];
         res.dp_ns_max = dp_ns_.back();
     }

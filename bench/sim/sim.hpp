@@ -40,9 +40,10 @@ struct Config {
     std::uint64_t seed = 1;
     int steal_cost = 1;       // steps per steal attempt
     int wake_cost = 0;        // steps between two wake-ups of one job (serial waking, Sen eq 7.1); 0 = instant
-    int est_cost = 0;         // steps of one random awake worker charged per estimate (capped at est_cycle/2)
+    int est_cost = 0;         // steps of one random awake worker per estimate (capped at est_cycle/2; see estimate())
     int static_alloc = 0;     // >0: Cilk baseline: each job gets exactly this many workers, FIFO queue; no DP
     bool trace = false;       // record per-estimate trace rows
+    int timeline_every = 0;   // >0: record one allocation-quality row every this many steps
     std::int64_t max_steps = 200'000'000;
 };
 
@@ -65,13 +66,29 @@ struct TraceRow {
     int usage, desire, allot;
 };
 
+// Machine-wide allocation quality at one instant (averages over the steps since the last row for
+// `busy`). DP's own properties are checked on its allotments (`fair`, `efficient`); `over` and
+// `under` measure how far the workers actually awake lag behind those allotments, which is where
+// coordinated (task-boundary) reallocation costs something.
+struct TimelineRow {
+    std::int64_t t;
+    int jobs;
+    std::int64_t sum_desire, sum_allot, awake;
+    double busy;        // working workers per step, averaged over the window
+    int deprived;       // jobs with allotment < desire
+    int spread;         // max allotment - min allotment of a deprived job (DP fairness: <= 1)
+    int over, under;    // sum over jobs of max(0, awake - allot) and max(0, allot - awake)
+    bool fair, efficient;
+};
+
 struct Result {
     std::vector<JobResult> jobs;
     std::vector<TraceRow> trace;
+    std::vector<TimelineRow> timeline;
     std::int64_t makespan = 0;
     // DP statistics
     std::int64_t dp_calls = 0, dp_violations = 0;
-    double dp_ns_mean = 0, dp_ns_p99 = 0, dp_ns_max = 0;
+    double dp_ns_mean = 0, dp_ns_p50 = 0, dp_ns_p99 = 0, dp_ns_max = 0;  // wall clock: max includes preemption
     int max_jobs = 0;
     // machine-wide, per step averages over [0, makespan)
     double util_alloc = 0;   // sum of allotments / P

@@ -1,9 +1,6 @@
-// fib n [cutoff]: recursive Fibonacci with one OpenMP task per call above the cutoff.
-#include <omp.h>
-
-#include "common.hpp"
-
-static long fib_serial(long n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
+// fib n [cutoff]: recursive Fibonacci, one OpenMP task per call above the cutoff.
+#include "fib.hpp"
+#include "omp_common.hpp"
 
 static long fib(long n, long cutoff) {
     if (n < 2 || n <= cutoff) return fib_serial(n);
@@ -16,12 +13,17 @@ static long fib(long n, long cutoff) {
 }
 
 int main(int argc, char** argv) {
-    wl::Args a = wl::parse(argc, argv);
-    if (a.threads > 0) omp_set_num_threads(a.threads);
+    wl::Args a = wl::parse("fib", argc, argv);
+    wl::omp_limit(a);
+    long n = wl::arg(a, 0, kFibN), cutoff = wl::arg(a, 1, 0);
     wl::Timer t;
     long r = 0;
+    if (a.serial) {
+        r = fib_serial(n);
+    } else {
 #pragma omp parallel
 #pragma omp single
-    r = fib(wl::arg(a, 0, 30), wl::arg(a, 1, 0));
-    wl::report("fib", a, static_cast<unsigned long long>(r), t.seconds());
+        r = fib(n, cutoff);
+    }
+    wl::report("fib", {n, cutoff}, static_cast<unsigned long long>(r), t.seconds());
 }

@@ -1,12 +1,8 @@
-// fib n [cutoff]: recursive Fibonacci with one task per call above the cutoff (oneTBB task_group).
-#include <oneapi/tbb/global_control.h>
+// fib n [cutoff]: recursive Fibonacci, one task per call above the cutoff (oneTBB task_group).
 #include <oneapi/tbb/task_group.h>
 
-#include <memory>
-
-#include "common.hpp"
-
-static long fib_serial(long n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
+#include "fib.hpp"
+#include "tbb_common.hpp"
 
 static long fib(long n, long cutoff) {
     if (n < 2 || n <= cutoff) return fib_serial(n);
@@ -19,10 +15,10 @@ static long fib(long n, long cutoff) {
 }
 
 int main(int argc, char** argv) {
-    wl::Args a = wl::parse(argc, argv);
-    std::unique_ptr<tbb::global_control> limit;
-    if (a.threads > 0) limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, a.threads);
+    wl::Args a = wl::parse("fib", argc, argv);
+    auto limit = wl::tbb_limit(a);
+    long n = wl::arg(a, 0, kFibN), cutoff = wl::arg(a, 1, 0);
     wl::Timer t;
-    long r = fib(wl::arg(a, 0, 30), wl::arg(a, 1, 0));
-    wl::report("fib", a, static_cast<unsigned long long>(r), t.seconds());
+    long r = a.serial ? fib_serial(n) : fib(n, cutoff);
+    wl::report("fib", {n, cutoff}, static_cast<unsigned long long>(r), t.seconds());
 }

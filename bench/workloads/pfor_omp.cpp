@@ -1,25 +1,24 @@
-// pfor n reps [--schedule static|dynamic]: a parallel-for kernel over n doubles, repeated reps
-// times (OpenMP; dynamic schedule in chunks of 4096 by default).
-#include <omp.h>
-
-#include "common.hpp"
-#include "pfor_kernel.hpp"
+// pfor n reps [--schedule dynamic|static]: a parallel-for kernel (see pfor.hpp) with OpenMP
+// worksharing loops: schedule(dynamic, kPforChunk) or schedule(static).
+#include "omp_common.hpp"
+#include "pfor.hpp"
 
 int main(int argc, char** argv) {
-    wl::Args a = wl::parse(argc, argv);
-    if (a.threads > 0) omp_set_num_threads(a.threads);
-    long n = wl::arg(a, 0, 2000000), reps = wl::arg(a, 1, 50);
-    bool dynamic = a.schedule != "static";
+    wl::Args a = wl::parse("pfor", argc, argv);
+    wl::omp_limit(a);
+    long n = wl::arg(a, 0, kPforN), reps = wl::arg(a, 1, kPforReps);
     std::vector<double> x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));
     wl::Timer t;
     for (long r = 0; r < reps; ++r) {
-        if (dynamic) {
-#pragma omp parallel for schedule(dynamic, 4096)
+        if (a.serial) {
+            for (long i = 0; i < n; ++i) pfor_element(x, y, i, r);
+        } else if (a.schedule == "static") {
+#pragma omp parallel for schedule(static)
             for (long i = 0; i < n; ++i) pfor_element(x, y, i, r);
         } else {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, kPforChunk)
             for (long i = 0; i < n; ++i) pfor_element(x, y, i, r);
         }
     }
-    wl::report("pfor", a, pfor_checksum(x), t.seconds());
+    wl::report("pfor", {n, reps}, pfor_checksum(x), t.seconds());
 }

@@ -1,5 +1,6 @@
 """One OpenMP job alone explores from 1 to P = 4 (above the 2 real cores: APSHIM_P) within
 ceil(log_{1/eta} P) + 2 est_cycles, and its regions really get teams of 4."""
+
 import math
 import sys
 
@@ -24,5 +25,8 @@ check.expect(climb is not None and climb <= bound, f"allotment climbs from 1 to 
 check.expect(first is not None and first < 20, f"and reaches it within the first 100 ms (cycle {first})")
 teams = [int(l.split()[3]) for l in r.stderr.splitlines() if l.startswith("round")]
 check.expect(teams and teams.count(P) >= len(teams) // 2, f"most regions get teams of {P} ({teams})")
-check.expect(teams and min(teams[:3]) <= 2, "the first regions start small (desire 1)")
+# The first region forks before the first allotment and gets P (so a program made of one long
+# region starts wide and parks down); the climb from desire 1 is checked on the trace above
+# (how many regions fork during the climb depends on the machine's load).
+check.expect(teams and teams[0] == P, f"the first region, forked before any allotment, gets P ({teams[:3]})")
 check.done()

@@ -1,9 +1,15 @@
-// The per-element work of pfor: a few dozen flops per element, independent elements, so the
-// result does not depend on the schedule or the thread count.
+// pfor: shared by pfor_tbb.cpp and pfor_omp.cpp. A parallel-for kernel over n doubles repeated
+// reps times: each element does a short chain of sqrt/mul/add (a few dozen flops) and elements
+// are independent, so the result does not depend on the schedule or the thread count.
+// T1 ~ n * reps element updates; T_inf ~ reps loops one after another (each a fork-join of
+// depth log(n / chunk) plus one chunk of kPforChunk elements).
 #pragma once
 
 #include <cmath>
 #include <vector>
+
+inline constexpr long kPforN = 2000000, kPforReps = 50;
+inline constexpr long kPforChunk = 4096;  // OpenMP schedule(dynamic, chunk); oneTBB grain size
 
 inline void pfor_element(std::vector<double>& x, std::vector<double>& y, long i, long rep) {
     double v = y[static_cast<std::size_t>(i)] + 0.5 * static_cast<double>(i % 1000) + static_cast<double>(rep);

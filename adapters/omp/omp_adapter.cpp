@@ -1,0 +1,91 @@
+// Controller side of the OpenMP adapters, and the team-size rule the fork hooks apply.
+#include "adapters/omp/omp_adapter.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+
+#include "adapters/common/clock.hpp"
+#include "shim/log.hpp"
+
+namespace apshim::omp_adapter {
+
+State g_kmp_state, g_gomp_state;
+OmpAdapter g_kmp("libomp", g_kmp_state, /*needs_ompt=*/true);
+OmpAdapter g_gomp("libgomp", g_gomp_state, /*needs_ompt=*/false);
+
+Sample OmpAdapter::sample() {
+    if (needs_ompt_ && state_.measuring.load() == 0) return unmeasured_sample();
+    return sampler_.sample(state_.slots, state_.limit.load());
+}
+
+Sample OmpAdapter::unmeasured_sample() {
+    if (state_.other_tool.load())
+        APSHIM_LOG_ONCE(LogLevel::warn, "OMP_TOOL_LIBRARIES names another OMPT tool: libomp is not measured, its teams "
+                                        "get a fair share without adaptation");
+    else
+        APSHIM_LOG_ONCE(LogLevel::warn, "libomp did not load apshim as its OMPT tool (OMP_TOOL=disabled, or a tool "
+                                        "linked into the program): not measured, teams get a fair share without adaptation");
+    Sample out;
+    std::uint64_t now = now_ns(), forks = state_.forks.load();
+    out.used = forks != last_forks_;
+    int limit = state_.limit.load(), team = std::max(1, state_.last_team.load());
+    out.usage = limit > 0 ? std::min(team, limit) : team;
+    if (out.used && last_ns_) out.busy_ns = static_cast<std::uint64_t>(out.usage) * (now - last_ns_);
+    last_ns_ = now;
+    last_forks_ = forks;
+    return out;
+}
+
+void OmpAdapter::set_active(int n) {
+    n = std::max(n, 1);
+    int old = state_.limit.load();
+    if (old == kReleased) return;  // release() is for good
+    state_.limit.store(n);
+    if (n > old) state_.lot.wake_all();
+}
+
+int OmpAdapter::active() const { return state_.limit.load(); }
+
+void OmpAdapter::release() {
+    state_.limit.store(kReleased);
+    state_.lot.wake_all();
+}
+
+void OmpAdapter::after_fork_child() {
+    // Only the forking thread survives: no parked threads, no slots; the next fork tells the
+    // (restarted) controller again.
+    state_.slots.reset_after_fork();
+    state_.fork_generation.fetch_add(1);
+    state_.seen.store(false);
+    state_.limit.store(kNotStarted);
+    state_.parked.store(0);
+    new (&state_.lot) ParkingLot();
+    sampler_.reset();
+    last_ns_ = last_forks_ = 0;
+}
+
+int team_size(State& s, int requested) noexcept {
+    int limit = s.limit.load(std::memory_order_relaxed);
+    if (limit == kReleased) return requested;
+    int bound = requested > 0 ? requested : user_thread_setting();
+    if (bound <= 0) bound = configured_processors();
+    if (bound <= 0) return requested;
+    return limit > 0 ? std::min(bound, limit) : bound;
+}
+
+void note_fork(State& s, int team) noexcept {
+    if (!s.seen.load(std::memory_order_relaxed) && !s.seen.exchange(true))
+        runtime_started(&s == &g_kmp_state ? static_cast<Adapter&>(g_kmp) : static_cast<Adapter&>(g_gomp));
+    s.forks.store(s.forks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    s.last_team.store(team, std::memory_order_relaxed);
+}
+
+void* symbol_beside(void* defined, const char* name) noexcept {
+    Dl_info info;
+    if (!defined || !dladdr(defined, &info) || !info.dli_fname) return nullptr;
+    void* lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    return lib ? dlsym(lib, name) : nullptr;
+}
+
+}  // namespace apshim::omp_adapter

@@ -1,0 +1,36 @@
+// Controller side of the OpenMP adapters: one Adapter per runtime, over that runtime's State.
+#pragma once
+
+#include <cstdint>
+
+#include "adapters/adapter.hpp"
+#include "adapters/common/slot_sampler.hpp"
+#include "adapters/omp/omp_state.hpp"
+
+namespace apshim::omp_adapter {
+
+class OmpAdapter final : public Adapter {
+public:
+    // needs_ompt: libomp, measured through OMPT; when libomp did not take apshim as its tool,
+    // sample() falls back to "every allowed thread busy while regions run" (no adaptation, a
+    // fair share from DP) and says so once.
+    OmpAdapter(const char* name, State& state, bool needs_ompt) : name_(name), state_(state), needs_ompt_(needs_ompt) {}
+    const char* name() const override { return name_; }
+    Sample sample() override;
+    void set_active(int n) override;
+    int active() const override;
+    void release() override;
+    void after_fork_child();
+
+private:
+    Sample unmeasured_sample();
+    const char* name_;
+    State& state_;
+    bool needs_ompt_;
+    SlotSampler sampler_;
+    std::uint64_t last_ns_ = 0, last_forks_ = 0;
+};
+
+extern OmpAdapter g_kmp, g_gomp;
+
+}  // namespace apshim::omp_adapter

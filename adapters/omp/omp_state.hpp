@@ -1,0 +1,57 @@
+// What the OpenMP adapters share between the runtime's threads (hooks) and the controller:
+// one State per runtime (libomp, libgomp). Plain atomics; hooks only load them or touch their
+// own thread's slot, except the few counters noted.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "adapters/adapter.hpp"
+#include "adapters/common/park.hpp"
+#include "adapters/common/thread_slots.hpp"
+
+namespace apshim::omp_adapter {
+
+// State::limit values besides an allotment (> 0).
+constexpr int kNotStarted = 0;  // no allotment yet: default teams get APSHIM_P threads
+constexpr int kReleased = -1;   // release(): the program's own requests, untouched
+
+struct State {
+    ThreadSlots<1024> slots;                        // per-thread busy time (TSC ticks)
+    std::atomic<int> limit{kNotStarted};            // threads allowed to execute work
+    ParkingLot lot;                                 // threads beyond the limit wait here
+    std::atomic<int> parked{0};                     // how many wait there now
+    std::atomic<std::uint32_t> loops_exhausted{0};  // bumped when a chunk fetch finds a loop done
+    std::atomic<bool> seen{false};                  // runtime_started() called (again after fork)
+    std::atomic<std::uint32_t> fork_generation{0};  // bumped in a fork child: threads re-claim slots
+    std::atomic<std::uint64_t> forks{0};            // outermost regions started (master only)
+    std::atomic<int> last_team{0};                  // team size given to the last outermost region
+    // libomp only: 1 once libomp initialised apshim as its OMPT tool; other_tool when the user
+    // named a tool of their own in OMP_TOOL_LIBRARIES (then libomp is not measured).
+    std::atomic<int> measuring{0};
+    std::atomic<bool> other_tool{false};
+};
+
+extern State g_kmp_state;   // libomp (clang -fopenmp programs)
+extern State g_gomp_state;  // libgomp (gcc -fopenmp programs)
+
+// Team size for an outermost region that asked for `requested` threads (0 = the default).
+// The program's own request (num_threads clause, omp_set_num_threads, OMP_NUM_THREADS) stays an
+// upper bound; a default request gets the allotment, up to APSHIM_P even above the core count.
+// Before the first allotment, default teams get P threads, so that a program made of one long
+// region starts wide and parking (parking.hpp) adapts it from there.
+int team_size(State& s, int requested) noexcept;
+
+// The program's own thread-count setting if any (omp_set_num_threads or OMP_NUM_THREADS), else 0.
+int user_thread_setting() noexcept;
+
+// `name` from the same library that defines `defined` (a real entry point found with
+// RTLD_NEXT). With libomp and libgomp both loaded, RTLD_NEXT alone could answer omp_* from the
+// wrong runtime (research/libomp-hooks.md). Null when not found.
+void* symbol_beside(void* defined, const char* name) noexcept;
+
+// Called by the hooks on every outermost fork: tells the shim the runtime is in use (again
+// after fork()) and counts the region.
+void note_fork(State& s, int team) noexcept;
+
+}  // namespace apshim::omp_adapter

@@ -1,0 +1,43 @@
+// The few OMPT types (OpenMP 5.0 API, omp-tools.h) the libomp adapter needs, declared here so
+// the shim builds with g++ alone and links no OpenMP runtime. Values are fixed by the spec.
+#pragma once
+
+#include <cstdint>
+
+namespace apshim::ompt {
+
+union Data {
+    std::uint64_t value;
+    void* ptr;
+};
+
+using InterfaceFn = void (*)();
+using Lookup = InterfaceFn (*)(const char* name);
+using Callback = void (*)();
+using Initialize = int (*)(Lookup lookup, int initial_device_num, Data* tool_data);
+using Finalize = void (*)(Data* tool_data);
+
+struct StartToolResult {
+    Initialize initialize;
+    Finalize finalize;
+    Data tool_data;
+};
+
+enum CallbackId : int { task_schedule = 6, implicit_task = 7, sync_region_wait = 16 };
+enum SetResult : int { set_error = 0, set_never = 1, set_always = 5 };
+using SetCallback = int (*)(int event, Callback callback);
+
+enum Endpoint : int { scope_begin = 1, scope_end = 2, scope_beginend = 3 };
+enum TaskFlag : int { task_initial = 0x1 };
+enum TaskStatus : int {
+    task_complete = 1,
+    task_yield = 2,
+    task_cancel = 3,
+    task_detach = 4,
+    task_early_fulfill = 5,
+    task_late_fulfill = 6,
+    task_switch = 7,
+    taskwait_complete = 8,
+};
+
+}  // namespace apshim::ompt

@@ -1,0 +1,97 @@
+// LLVM libomp, inside its threads: apshim is libomp's OMPT tool (libomp calls the
+// ompt_start_tool this library exports; research/libomp-hooks.md). Three callbacks keep each
+// thread's work/wait stack (thread_state.hpp):
+//   implicit_task     a thread's share of a region: work
+//   sync_region_wait  barrier, taskwait, taskgroup, reduction waits: wait
+//   task_schedule     an explicit task starts (work, pushed over whatever it runs inside) or
+//                     ends (popped); before it starts, a thread beyond the allotment parks.
+// No locks, no allocation, no logging here: the controller reports what went wrong.
+#include <cstdlib>
+
+#include "adapters/omp/ompt_abi.hpp"
+#include "adapters/omp/parking.hpp"
+#include "adapters/omp/thread_state.hpp"
+
+namespace apshim::omp_adapter {
+namespace {
+
+__attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
+
+void on_implicit_task(int endpoint, ompt::Data*, ompt::Data*, unsigned, unsigned index, int flags) {
+    if (flags & ompt::task_initial) return;  // the program's serial code is not OpenMP work
+    State& s = g_kmp_state;
+    ThreadState& t = t_state;
+    if (endpoint == ompt::scope_begin) {
+        if (t.level++ == 0) {  // a new outermost region: nothing of the last one is still open
+            while (t.depth > 0) pop_frame(s, t);
+            t.team_index = static_cast<int>(index);
+        }
+        push_frame(s, t, /*wait=*/false);
+    } else if (endpoint == ompt::scope_end) {
+        pop_frame(s, t);
+        if (t.level > 0 && --t.level == 0)
+            while (t.depth > 0) pop_frame(s, t);
+    }
+}
+
+void on_sync_region_wait(int, int endpoint, ompt::Data*, ompt::Data*, const void*) {
+    if (endpoint == ompt::scope_begin) push_frame(g_kmp_state, t_state, /*wait=*/true);
+    else if (endpoint == ompt::scope_end) pop_frame(g_kmp_state, t_state);
+}
+
+void on_task_schedule(ompt::Data*, int prior_status, ompt::Data* next) {
+    State& s = g_kmp_state;
+    ThreadState& t = t_state;
+    switch (prior_status) {
+    case ompt::task_complete:
+    case ompt::task_cancel:
+    case ompt::task_detach:
+    case ompt::taskwait_complete:
+        pop_frame(s, t);  // the prior task's body is over; `next` resumes where it was
+        break;
+    case ompt::task_switch:
+    case ompt::task_yield:
+        if (next) {
+            park_if_surplus(s, t, t.team_index, t.level);
+            push_frame(s, t, /*wait=*/false);
+        }
+        break;
+    default:  // early/late fulfill of a detached task: no body starts or ends here
+        break;
+    }
+}
+
+int initialize(ompt::Lookup lookup, int, ompt::Data*) {
+    auto set = reinterpret_cast<ompt::SetCallback>(lookup("ompt_set_callback"));
+    if (!set) return 0;
+    bool ok = set(ompt::implicit_task, reinterpret_cast<ompt::Callback>(&on_implicit_task)) == ompt::set_always;
+    ok = set(ompt::sync_region_wait, reinterpret_cast<ompt::Callback>(&on_sync_region_wait)) == ompt::set_always && ok;
+    ok = set(ompt::task_schedule, reinterpret_cast<ompt::Callback>(&on_task_schedule)) == ompt::set_always && ok;
+    g_kmp_state.measuring.store(ok ? 1 : 0);
+    return 1;  // keep the tool active either way: an unmeasured libomp is still throttled
+}
+
+// At exit libomp finalises its tool after the controller stopped (atexit before library
+// destructors): nothing to undo.
+void finalize(ompt::Data*) {}
+
+}  // namespace
+
+ThreadState& kmp_thread_state() noexcept { return t_state; }
+
+}  // namespace apshim::omp_adapter
+
+// libomp calls this (its own definition is weak, reached through the PLT) when it initialises.
+// A tool the user names in OMP_TOOL_LIBRARIES wins: libomp runs one tool only, and apshim does
+// not multiplex; the controller then says once that libomp is not measured.
+extern "C" __attribute__((visibility("default"))) apshim::ompt::StartToolResult* ompt_start_tool(unsigned, const char*) {
+    using namespace apshim::omp_adapter;
+    if (!apshim::shim_enabled()) return nullptr;
+    const char* other = std::getenv("OMP_TOOL_LIBRARIES");
+    if (other && *other) {
+        g_kmp_state.other_tool.store(true);
+        return nullptr;
+    }
+    static apshim::ompt::StartToolResult result{&initialize, &finalize, {0}};
+    return &result;
+}

@@ -1,0 +1,66 @@
+// Parking inside long regions: a thread whose team index is at or beyond the allotment waits
+// before it takes new work (a dynamic/guided chunk, a task), so a running region shrinks to
+// the allotment without waiting for the next fork, and grows back when the allotment rises.
+// Runs inside the runtime's threads: no locks, no allocation.
+//
+// Escape rule (research/libomp-hooks.md: without one, programs hang, because a parked thread
+// may hold what its teammates wait for: a task it already dequeued, a tied continuation, its
+// arrival at a barrier). A parked thread goes on when
+//   - the allotment admits it (set_active wakes the lot), or
+//   - any thread finds a loop exhausted (its own fetch will then say "no more chunks"), or
+//   - no other thread of the runtime is executing work (everyone else waits for something,
+//     possibly for us): polled every kRecheckNs, or
+//   - kMaxWaits polls passed (a bound, so a mistake costs time, never a hang).
+// The master (team index 0) never parks; static loops are never parked (their iterations are
+// pre-assigned): they shrink at the next fork.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "adapters/omp/omp_state.hpp"
+#include "adapters/omp/thread_state.hpp"
+
+namespace apshim::omp_adapter {
+
+constexpr std::uint64_t kRecheckNs = 1000000;  // escape-rule poll: at most 1 ms of extra delay
+constexpr int kMaxWaits = 1000;                // one park lasts about a second at most
+
+inline bool others_busy(State& s, const ThreadCounters* me) noexcept {
+    for (int i = 0, n = s.slots.used(); i < n; ++i)
+        if (&s.slots[i] != me && s.slots[i].busy_since.load(std::memory_order_relaxed) != 0) return true;
+    return false;
+}
+
+inline bool beyond_limit(State& s, int index) noexcept {
+    int limit = s.limit.load(std::memory_order_relaxed);
+    return limit > 0 && index >= limit;
+}
+
+inline void park(State& s, ThreadState& t, int index) noexcept {
+    push_frame(s, t, /*wait=*/true);  // parked time is not work, for us and for the escape rule
+    std::uint32_t loops_seen = s.loops_exhausted.load(std::memory_order_acquire);
+    for (int i = 0; i < kMaxWaits && beyond_limit(s, index); ++i) {
+        if (s.loops_exhausted.load(std::memory_order_acquire) != loops_seen) break;
+        if (!others_busy(s, t.counters)) break;
+        std::uint32_t gen = s.lot.generation();
+        s.parked.fetch_add(1, std::memory_order_relaxed);
+        s.lot.wait(gen, kRecheckNs);
+        s.parked.fetch_sub(1, std::memory_order_relaxed);
+    }
+    pop_frame(s, t);
+}
+
+// Before a thread takes new work. `level` 1 = a thread of an outermost region; nested teams
+// are left alone (their size is the program's business).
+inline void park_if_surplus(State& s, ThreadState& t, int index, int level) noexcept {
+    if (level == 1 && index > 0 && beyond_limit(s, index)) park(s, t, index);
+}
+
+// A chunk fetch returned "no more chunks": release every parked thread.
+inline void loop_exhausted(State& s) noexcept {
+    s.loops_exhausted.fetch_add(1, std::memory_order_release);
+    if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
+}
+
+}  // namespace apshim::omp_adapter

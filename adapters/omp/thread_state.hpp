@@ -1,0 +1,95 @@
+// What one runtime thread is doing right now, as a stack of frames: work (an implicit task, an
+// explicit task, the thread's share of a region) or wait (barrier, taskwait, loop end, parked).
+// The thread is busy while its top frame is work, so a task run inside a barrier or a taskwait
+// counts as work and the wait around it does not (research/libomp-hooks.md). Busy intervals
+// go to the thread's padded slot in TSC ticks; the controller sums them (SlotSampler).
+// Owner-thread only: no locks, no allocation, relaxed stores.
+#pragma once
+
+#include <cstdint>
+
+#include "adapters/common/clock.hpp"
+#include "adapters/omp/omp_state.hpp"
+
+namespace apshim::omp_adapter {
+
+struct ThreadState {
+    static constexpr int kTracked = 256;  // deeper frames (deep task recursion) count as work
+    ThreadCounters* counters = nullptr;
+    std::uint32_t generation = 0;
+    int depth = 0;
+    std::uint64_t wait_bits[kTracked / 64] = {};  // bit set: that frame is a wait
+    int team_index = 0;  // in the innermost implicit task (OMPT), for parking decisions
+    int level = 0;       // nesting of implicit tasks (OMPT): 1 = outermost region
+};
+
+inline bool frame_is_wait(const ThreadState& t, int i) noexcept {
+    return i < ThreadState::kTracked && ((t.wait_bits[i / 64] >> (i % 64)) & 1u);
+}
+
+inline bool is_busy(const ThreadState& t) noexcept { return t.depth > 0 && !frame_is_wait(t, t.depth - 1); }
+
+// The thread's slot, claimed on first use and again after fork() (the child forgets all slots).
+inline void attach(State& s, ThreadState& t) noexcept {
+    std::uint32_t gen = s.fork_generation.load(std::memory_order_relaxed);
+    if (t.counters && t.generation == gen) return;
+    t.counters = s.slots.claim();
+    t.generation = gen;
+    t.depth = 0;
+}
+
+inline void account(ThreadState& t, bool was_busy) noexcept {
+    bool busy = is_busy(t);
+    ThreadCounters* c = t.counters;
+    if (busy == was_busy || !c) return;
+    std::uint64_t now = now_ticks();
+    if (busy) {  // single writer: load + store, no locked instruction
+        c->events.store(c->events.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        c->busy_since.store(now, std::memory_order_relaxed);
+        return;
+    }
+    std::uint64_t since = c->busy_since.load(std::memory_order_relaxed);
+    if (since && now > since)
+        c->busy_ns.store(c->busy_ns.load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
+    c->busy_since.store(0, std::memory_order_relaxed);
+}
+
+inline void push_frame(State& s, ThreadState& t, bool wait) noexcept {
+    attach(s, t);
+    bool was = is_busy(t);
+    int i = t.depth++;
+    if (i < ThreadState::kTracked) {
+        std::uint64_t bit = std::uint64_t{1} << (i % 64);
+        t.wait_bits[i / 64] = wait ? (t.wait_bits[i / 64] | bit) : (t.wait_bits[i / 64] & ~bit);
+    }
+    account(t, was);
+}
+
+inline void pop_frame(State& s, ThreadState& t) noexcept {
+    attach(s, t);
+    if (t.depth == 0) return;  // an end without its begin (tool attached mid-region, or fork)
+    bool was = is_busy(t);
+    --t.depth;
+    account(t, was);
+}
+
+// RAII for the entry points that are wholly a wait (GOMP_barrier, GOMP_taskwait...) or wholly
+// work (a region's outlined function, a task body).
+class Frame {
+public:
+    Frame(State& s, ThreadState& t, bool wait) noexcept : s_(s), t_(t) { push_frame(s, t, wait); }
+    ~Frame() { pop_frame(s_, t_); }
+    Frame(const Frame&) = delete;
+    Frame& operator=(const Frame&) = delete;
+
+private:
+    State& s_;
+    ThreadState& t_;
+};
+
+}  // namespace apshim::omp_adapter
+
+namespace apshim::omp_adapter {
+// The calling thread's state in libomp (ompt_hooks.cpp owns it; kmp_hooks.cpp parks with it).
+ThreadState& kmp_thread_state() noexcept;
+}  // namespace apshim::omp_adapter

@@ -1,0 +1,115 @@
+/* OpenMP workloads for the integration tests, built twice (clang -> libomp, gcc -> libgomp).
+ * Nothing in it knows about the shim.
+ *   omp_work fib N CUTOFF [REPS]      REPS regions (default 1), each: parallel + single + fib(N)
+ *                                     with a task per call above CUTOFF
+ *   omp_work imbalanced ROUNDS ITEMS  ROUNDS regions, each a schedule(dynamic) loop; item i
+ *                                     costs about 40*(i+1) us (a triangular, imbalanced loop)
+ *   omp_work static REGIONS ITEM_US   REGIONS short regions, each a schedule(static) loop of 64
+ *                                     items of ITEM_US us
+ *   omp_work loopy NTASKS TASK_MS     LOOPY: one region, one loop spawning NTASKS equal tasks
+ *   [SERIAL_MS]                       imbalanced, static: serial work after every region
+ * stdout: "<mode> ... checksum=<c> time_s=<t>"; stderr: "team <size>" once per region. */
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Busy work for `us` microseconds; the result depends on the seed only, never on speed. */
+static uint64_t spin(uint64_t seed, double us) {
+    double end = now() + us / 1e6;
+    volatile uint64_t x = seed | 1;
+    while (now() < end)
+        for (int k = 0; k < 64; ++k) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return seed * 2654435761u % 1000003u;
+}
+
+static void report_team(void) { fprintf(stderr, "team %d\n", omp_get_num_threads()); }
+
+static long fib(int n, int cutoff) {
+    if (n < 2) return n;
+    if (n <= cutoff) return fib(n - 1, cutoff) + fib(n - 2, cutoff);
+    long a, b;
+#pragma omp task shared(a) firstprivate(n, cutoff)
+    a = fib(n - 1, cutoff);
+#pragma omp task shared(b) firstprivate(n, cutoff)
+    b = fib(n - 2, cutoff);
+#pragma omp taskwait
+    return a + b;
+}
+
+int main(int argc, char** argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: omp_work fib|imbalanced|static|loopy A B [SERIAL_MS]\n");
+        return 2;
+    }
+    const char* mode = argv[1];
+    int a = atoi(argv[2]), b = atoi(argv[3]), serial = argc > 4 ? atoi(argv[4]) : 0;
+    unsigned long long checksum = 0;
+    double t0 = now();
+    if (!strcmp(mode, "fib")) {
+        int reps = serial > 0 ? serial : 1; /* fib's last argument is REPS, not SERIAL_MS */
+        for (int r = 0; r < reps; ++r) {
+            long x = 0;
+#pragma omp parallel
+#pragma omp single
+            {
+                report_team();
+                x = fib(a, b);
+            }
+            checksum = checksum * 31 + (unsigned long long)x;
+        }
+    } else if (!strcmp(mode, "imbalanced")) {
+        uint64_t* out = calloc((size_t)b, sizeof *out);
+        for (int r = 0; r < a; ++r) {
+#pragma omp parallel
+            {
+#pragma omp single nowait
+                report_team();
+#pragma omp for schedule(dynamic, 1)
+                for (int i = 0; i < b; ++i) out[i] = spin((uint64_t)r * b + i, 40.0 * (i + 1));
+            }
+            for (int i = 0; i < b; ++i) checksum = checksum * 31 + out[i];
+            if (serial > 0) spin(0, serial * 1000.0);
+        }
+        free(out);
+    } else if (!strcmp(mode, "static")) {
+        uint64_t out[64];
+        for (int r = 0; r < a; ++r) {
+#pragma omp parallel
+            {
+#pragma omp single nowait
+                report_team();
+#pragma omp for schedule(static)
+                for (int i = 0; i < 64; ++i) out[i] = spin((uint64_t)r * 64 + i, b);
+            }
+            for (int i = 0; i < 64; ++i) checksum = checksum * 31 + out[i];
+            if (serial > 0) spin(0, serial * 1000.0);
+        }
+    } else if (!strcmp(mode, "loopy")) {
+        uint64_t* out = calloc((size_t)a, sizeof *out);
+#pragma omp parallel
+#pragma omp single
+        {
+            report_team();
+            for (int i = 0; i < a; ++i) {
+#pragma omp task firstprivate(i)
+                out[i] = spin((uint64_t)i, b * 1000.0);
+            }
+        }
+        for (int i = 0; i < a; ++i) checksum = checksum * 31 + out[i];
+        free(out);
+    } else {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        return 2;
+    }
+    printf("%s %d %d checksum=%llu time_s=%.3f\n", mode, a, b, checksum, now() - t0);
+    return 0;
+}
