@@ -11,7 +11,7 @@ from apshim_test import Check, Shim, thread_names, wait_for
 build, fin, rounds_prog = sys.argv[1], sys.argv[2], sys.argv[3]
 shim = Shim(build)
 check = Check("tbb.no_leak")
-args = [fin, "20", "400", "200"]
+args = [fin, "10", "400", "200"]
 shm_before = set(os.listdir("/dev/shm"))
 
 native = shim.run(args, shim.env(preload=False), timeout=60)
