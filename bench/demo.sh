@@ -19,8 +19,8 @@ GAT=$(mktemp -u /tmp/apshim-demo-XXXXXX)
 export APSHIM_GAT=$GAT APSHIM_P=8
 job() { "$BUILD/tests/programs/gat_job" "$@" > /dev/null & }
 show() { echo "--- $1"; "$BUILD/tools/apshim" status | tail -n +2; }
-job 2 2500; sleep 0.3; show "job A arrives wanting 2"
-job 8 1500; sleep 0.3; show "job B arrives wanting 8: takes the 6 free processors"
+job 2 3000; sleep 0.3; show "job A arrives wanting 2"
+job 8 2200; sleep 0.3; show "job B arrives wanting 8: takes the 6 free processors"
 job 8 700;  sleep 0.3; show "job C arrives wanting 8: B and C split what A does not use"
 sleep 0.9;  show "job C left: B gets its share back"
 wait
