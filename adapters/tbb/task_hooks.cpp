@@ -91,7 +91,7 @@ void maybe_park(const ThreadCounters* self) noexcept {
         // Generation first: a set_active() raise after this read makes the wait return at once.
         std::uint32_t gen = s.lot.generation();
         int limit = s.limit.load(std::memory_order_relaxed);
-        if (limit <= 0 || s.released.load(std::memory_order_relaxed)) return;
+        if (limit <= 0 || s.released.load(std::memory_order_relaxed) || s.finalizing.load(std::memory_order_relaxed) > 0) return;
         int allowed_workers = limit - 1;  // the main thread counts as one of the allotment
         if (s.executing_workers.load(std::memory_order_relaxed) < allowed_workers) return;
         if (!someone_else_busy(self)) return;
@@ -266,4 +266,38 @@ void apshim_tbb_gc_destroy(ProgramControl& c) {
     if (apshim::shim_enabled() && raises_above_default(c))
         state().oversubscribing_controls.fetch_sub(1, std::memory_order_relaxed);
     fn(c);
+}
+
+// tbb::finalize(handle, mode): a blocking finalize waits until the program's arena is destroyed,
+// which needs a worker to come back and find it empty. The main thread leaves the arena first;
+// if TBB's soft limit then drops to 0 workers (the shim's control at 1: an idle job beside a
+// co-runner is given one processor), the arena stays orphaned and finalize spins in
+// market::release for ever (seen in 3 of 3 runs beside a co-runner, tests/tbb/test_no_leak.py).
+// So for the duration the shim drops its control (TBB is back to the program's own limits) and
+// creates none (tbb_adapter.cpp checks `finalizing` before and after creating one).
+#define APSHIM_TBB_FINALIZE "_ZN3tbb6detail2r18finalizeERNS0_2d121task_scheduler_handleEl"
+extern "C" __attribute__((visibility("default"))) bool apshim_tbb_finalize(void* handle, std::intptr_t mode) __asm__(APSHIM_TBB_FINALIZE);
+
+bool apshim_tbb_finalize(void* handle, std::intptr_t mode) {
+    using Fn = bool (*)(void*, std::intptr_t);
+    static Fn fn = real<Fn>(APSHIM_TBB_FINALIZE);
+    // Mode 0 (release_nothrowing: a handle's destructor or release()) does not wait: leave it be.
+    if (!apshim::shim_enabled() || mode == 0) return fn(handle, mode);
+    using ControlFn = void (*)(void*);
+    static ControlFn destroy = real<ControlFn>(APSHIM_TBB_GC_DESTROY);
+    State& s = state();
+    // finalize_throwing may throw (unsafe_wait): the count must come down on that path too.
+    struct Finalizing {
+        State& s;
+        explicit Finalizing(State& st) noexcept : s(st) { s.finalizing.fetch_add(1); }
+        ~Finalizing() { s.finalizing.fetch_sub(1); }
+    } scope(s);
+    s.lot.wake_all();  // parked workers go back to TBB and leave the arena
+    if (void* c = s.control.exchange(nullptr)) {
+        destroy(c);
+        // Freed by the controller; a second finalize racing for the slot leaks one small object.
+        void* expected = nullptr;
+        s.retired.compare_exchange_strong(expected, c);
+    }
+    return fn(handle, mode);
 }

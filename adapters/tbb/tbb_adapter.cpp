@@ -37,7 +37,7 @@ public:
         if (s.oversubscribing_controls.load(std::memory_order_relaxed) > 0) {
             // The program raised max_allowed_parallelism above the default itself: it needs
             // those threads (spinning or blocking tasks). Capping could deadlock it: step aside.
-            if (control_ || s.limit.load() != 0) {
+            if (s.control.load() || s.limit.load() != 0) {
                 log(LogLevel::info, "the program raised TBB's max_allowed_parallelism above %d itself; not throttling TBB",
                     tbb_default_concurrency());
                 release_control();
@@ -48,18 +48,23 @@ public:
         }
         int old = s.limit.exchange(n);
         if (n > old) s.lot.wake_all();
+        free_retired();
+        // A finalize in progress dropped the control and must not see a new one (task_hooks.cpp).
+        if (s.finalizing.load() > 0) return;
+        if (s.control.load() == nullptr) control_value_ = 0;  // dropped by a finished finalize
         if (n == control_value_) return;
         if (!resolve()) return;
         // Create the new control before destroying the old one: destroying the last control
         // resets TBB to its default, which would briefly unthrottle (research notes).
         auto* next = new GlobalControl{static_cast<std::size_t>(n), 0, 0};
         create_(*next);
-        if (control_) {
-            destroy_(*control_);
-            delete control_;
-        }
-        control_ = next;
+        destroy(s.control.exchange(next));
         control_value_ = n;
+        // A finalize that began meanwhile may have missed `next`: drop it ourselves.
+        if (s.finalizing.load() > 0) {
+            destroy(s.control.exchange(nullptr));
+            control_value_ = 0;
+        }
     }
 
     int active() const override { return state().limit.load(); }
@@ -73,18 +78,16 @@ public:
     }
 
     void release_control() {
-        if (control_ && resolve()) {
-            destroy_(*control_);
-            delete control_;
-        }
-        control_ = nullptr;
+        destroy(state().control.exchange(nullptr));
+        free_retired();
         control_value_ = 0;
     }
 
     void after_fork_child() {
         // The child's TBB is not ours to steer through the parent's control object (TBB itself
         // does not survive fork well); start over, measured afresh.
-        control_ = nullptr;
+        state().control.store(nullptr);
+        state().retired.store(nullptr);
         control_value_ = 0;
         sampler_.reset();
     }
@@ -98,9 +101,17 @@ private:
         return create_ && destroy_;
     }
 
+    void destroy(void* control) {
+        if (!control || !resolve()) return;
+        auto* c = static_cast<GlobalControl*>(control);
+        destroy_(*c);
+        delete c;
+    }
+
+    static void free_retired() { delete static_cast<GlobalControl*>(state().retired.exchange(nullptr)); }
+
     ControlFn create_ = nullptr, destroy_ = nullptr;
-    GlobalControl* control_ = nullptr;
-    int control_value_ = 0;
+    int control_value_ = 0;  // value of the live control in state().control, 0 when none
     SlotSampler sampler_;
 };
 
@@ -115,6 +126,7 @@ void fork_child() {
     s.parked.store(0);
     s.seen.store(false);
     s.limit.store(0);
+    s.finalizing.store(0);  // only the forking thread survives, and it is not inside finalize
     g_adapter.after_fork_child();
 }
 

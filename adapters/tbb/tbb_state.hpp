@@ -23,6 +23,17 @@ struct State {
     // threads), so capping it could deadlock it. While any exists the shim does not throttle TBB.
     std::atomic<int> oversubscribing_controls{0};
     ParkingLot lot;
+    // The shim's live global_control (a GlobalControl*, see tbb_adapter.cpp), or null. Whoever
+    // exchanges it out destroys it: the controller when replacing it, a thread entering
+    // tbb::finalize when dropping it.
+    std::atomic<void*> control{nullptr};
+    // Controls dropped by finalize (destroyed in TBB, memory not yet freed): the controller frees
+    // them (the finalizing thread runs program code and must not touch the heap for the shim).
+    std::atomic<void*> retired{nullptr};
+    // Threads inside tbb::finalize. While any is, the shim keeps no control and parks nobody:
+    // a blocking finalize waits until every worker has left the program's arena, and a worker
+    // comes back to empty that arena only while TBB's soft limit lets it (see task_hooks.cpp).
+    std::atomic<int> finalizing{0};
 };
 
 State& state() noexcept;

@@ -19,7 +19,10 @@ rows = read_trace(trace) if os.path.exists(trace) else []
 check.expect(bool(rows), "the job wrote its trace (the shim ran)")
 first = next((i for i, row in enumerate(rows) if row["usage"] == P), None)
 bound = math.ceil(math.log(P) / math.log(1 / 0.5)) + 2
-check.expect(first is not None and first + 1 <= bound, f"usage reaches P={P} in cycle {None if first is None else first + 1} <= {bound}")
+ramp = [(row["desire"], row["allotment"], row["usage"], round(row["inefficiency"], 2)) for row in rows[:bound + 2]]
+check.expect(first is not None and first + 1 <= bound,
+             f"usage reaches P={P} in cycle {None if first is None else first + 1} <= {bound} "
+             f"((desire, allotment, usage, r) per cycle: {ramp})")
 check.expect(rows and rows[0]["allotment"] <= 2, "the job starts small (desire 1, Sen §6.2)")
 late = [int(l.split()[3]) for l in r.stderr.splitlines() if l.startswith("round")][10:]
 check.expect(late and max(late) == P, f"later rounds run on {P} threads (saw {late})")
