@@ -84,7 +84,10 @@ private:
 // --schedule, --serial, --verify) are not echoed: they must not change the checksum.
 inline void report(const char* name, const std::vector<long>& args, unsigned long long checksum, double secs) {
     std::string s;
-    for (long v : args) s += " " + std::to_string(v);
+    for (long v : args) {  // appended piecewise: GCC 12 -O3 flags "..." + std::string (-Wrestrict)
+        s += ' ';
+        s += std::to_string(v);
+    }
     std::printf("%s%s checksum=%llu time_s=%.4f\n", name, s.c_str(), checksum, secs);
     std::fflush(stdout);
 }
