@@ -203,20 +203,25 @@ void Controller::run() noexcept {
         // Runtimes may create worker threads inside these calls; those inherit the creating
         // thread's name and signal mask, so the calls run under the host's identity.
         HostIdentity host(host_sigmask_, host_name_);
-        if (n == 1) {
-            list[0]->set_active(s.allotment);
-        } else if (n > 1) {
-            int left = s.allotment;
-            for (int i = 0; i < n; ++i) {
-                int share = busy > 0 ? static_cast<int>(std::lround(s.allotment * static_cast<double>(busy_of[i]) / busy))
-                                     : s.allotment / n;
-                share = std::clamp(share, 1, std::max(1, left - (n - 1 - i)));
-                if (i == n - 1) share = std::max(1, left);
-                list[i]->set_active(share);
-                left -= share;
-            }
-        }
+        int share[kMaxAdapters];
+        split_allotment(s.allotment, busy_of, n, share);
+        for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
         s.trace.write(TraceRow{(now - s.t0) / 1e6, desire, s.allotment, p, r, in.busy_procs});
+    }
+}
+
+void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share) noexcept {
+    if (n <= 0) return;
+    std::uint64_t total = 0;
+    for (int i = 0; i < n; ++i) total += busy[i];
+    int spare = std::max(0, allotment - 1), left = spare;
+    for (int i = 0; i < n; ++i) {
+        int part = total > 0 ? static_cast<int>(std::lround(spare * (static_cast<double>(busy[i]) / static_cast<double>(total))))
+                             : spare / n;
+        part = std::clamp(part, 0, left);
+        if (i == n - 1) part = left;
+        share[i] = 1 + part;
+        left -= part;
     }
 }
 

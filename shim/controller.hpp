@@ -15,6 +15,14 @@
 
 namespace apshim {
 
+// How a process's allotment is split when several runtimes are in use (n >= 1 entries).
+// Each runtime's limit counts its own master (adapters/adapter.hpp), and a master is a thread
+// the program runs anyway: the host thread, or, when one runtime's work calls the other (a TBB
+// task running an OpenMP loop), a worker of the outer runtime. So every runtime gets 1 for its
+// master plus a part of the other allotment - 1 threads in proportion to its measured busy
+// time (equal parts when nothing was measured). With one runtime, share = allotment.
+void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share) noexcept;
+
 class Controller {
 public:
     static constexpr int kMaxAdapters = 4;

@@ -68,14 +68,26 @@ void run_region(void* p) {
     r->fn(r->data);
 }
 
-// The team for a region about to start: capped by the allotment when outermost.
-unsigned outermost_team(unsigned num_threads) {
-    const Real& r = real();
-    if (r.get_level && r.get_level() != 0) return num_threads;
-    int n = team_size(g_gomp_state, static_cast<int>(num_threads));
-    note_fork(g_gomp_state, n > 0 ? n : static_cast<int>(num_threads));
-    return n > 0 ? static_cast<unsigned>(n) : num_threads;
-}
+// The team for a region about to start, capped by the allotment when outermost. Lives for the
+// region: the threads it reserved (omp_state.hpp: reserve_team) go back when it ends.
+class OutermostTeam {
+public:
+    explicit OutermostTeam(unsigned num_threads) : size_(num_threads) {
+        const Real& r = real();
+        if (r.get_level && r.get_level() != 0) return;
+        int n = reserve_team(g_gomp_state, static_cast<int>(num_threads), reserved_);
+        note_fork(g_gomp_state, n > 0 ? n : static_cast<int>(num_threads));
+        if (n > 0) size_ = static_cast<unsigned>(n);
+    }
+    ~OutermostTeam() { release_team(g_gomp_state, reserved_); }
+    OutermostTeam(const OutermostTeam&) = delete;
+    OutermostTeam& operator=(const OutermostTeam&) = delete;
+    unsigned size() const { return size_; }
+
+private:
+    unsigned size_;
+    int reserved_ = 0;
+};
 
 template <typename F>
 F next_fn(const char* name) noexcept {
@@ -120,7 +132,8 @@ APSHIM_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_thr
     auto real_fn = reinterpret_cast<F>(real().parallel);
     if (!apshim::shim_enabled()) return real_fn(fn, data, num_threads, flags);
     Region region{fn, data};
-    real_fn(&run_region, &region, outermost_team(num_threads), flags);
+    OutermostTeam team(num_threads);
+    real_fn(&run_region, &region, team.size(), flags);
 }
 
 APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned num_threads, unsigned count,
@@ -129,7 +142,8 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
     static F real_fn = next_fn<F>("GOMP_parallel_sections");
     if (!apshim::shim_enabled()) return real_fn(fn, data, num_threads, count, flags);
     Region region{fn, data};
-    real_fn(&run_region, &region, outermost_team(num_threads), count, flags);
+    OutermostTeam team(num_threads);
+    real_fn(&run_region, &region, team.size(), count, flags);
 }
 
 // `parallel for` with a schedule is one combined call (GOMP 4.0): same treatment as
@@ -141,7 +155,8 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
         static F real_fn = next_fn<F>(#name);                                                                \
         if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, chunk, flags);            \
         Region region{fn, data};                                                                             \
-        real_fn(&run_region, &region, outermost_team(n), start, end, incr, chunk, flags);                    \
+        OutermostTeam team(n);                                                                               \
+        real_fn(&run_region, &region, team.size(), start, end, incr, chunk, flags);                          \
     }
 #define APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(name)                                                              \
     APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
@@ -150,7 +165,8 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
         static F real_fn = next_fn<F>(#name);                                                                \
         if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, flags);                   \
         Region region{fn, data};                                                                             \
-        real_fn(&run_region, &region, outermost_team(n), start, end, incr, flags);                           \
+        OutermostTeam team(n);                                                                               \
+        real_fn(&run_region, &region, team.size(), start, end, incr, flags);                                 \
     }
 APSHIM_GOMP_PARALLEL_LOOP(GOMP_parallel_loop_static)
 APSHIM_GOMP_PARALLEL_LOOP(GOMP_parallel_loop_dynamic)

@@ -70,7 +70,13 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
     kmp_int32 clause = t_clause;
     t_clause = 0;
     if (apshim::shim_enabled() && r.get_level && r.get_level() == 0) {
-        int n = team_size(g_kmp_state, clause);
+        int n, reserved = 0;
+        if (g_kmp_state.sees_region_ends.load(std::memory_order_relaxed)) {
+            n = reserve_team(g_kmp_state, clause, reserved);
+            kmp_outermost_fork(reserved);
+        } else {
+            n = team_size(g_kmp_state, clause);
+        }
         if (n > 0 && n != clause) r.push_num_threads(loc, r.global_thread_num(loc), n);
         note_fork(g_kmp_state, n > 0 ? n : clause);
     }

@@ -60,6 +60,7 @@ void OmpAdapter::after_fork_child() {
     state_.seen.store(false);
     state_.limit.store(kNotStarted);
     state_.parked.store(0);
+    state_.team_extras.store(0);
     new (&state_.lot) ParkingLot();
     sampler_.reset();
     last_ns_ = last_forks_ = 0;
@@ -72,6 +73,26 @@ int team_size(State& s, int requested) noexcept {
     if (bound <= 0) bound = configured_processors();
     if (bound <= 0) return requested;
     return limit > 0 ? std::min(bound, limit) : bound;
+}
+
+int reserve_team(State& s, int requested, int& reserved) noexcept {
+    reserved = 0;
+    int n = team_size(s, requested);
+    if (n <= 1) return n;
+    int limit = s.limit.load(std::memory_order_relaxed);
+    if (limit == kReleased) return n;
+    if (limit == kNotStarted) limit = configured_processors();
+    int extras = s.team_extras.load(std::memory_order_relaxed);
+    int take;
+    do {
+        take = std::clamp(limit - 1 - extras, 0, n - 1);
+    } while (!s.team_extras.compare_exchange_weak(extras, extras + take, std::memory_order_relaxed));
+    reserved = take;
+    return take + 1;
+}
+
+void release_team(State& s, int reserved) noexcept {
+    if (reserved > 0) s.team_extras.fetch_sub(reserved, std::memory_order_relaxed);
 }
 
 void note_fork(State& s, int team) noexcept {

@@ -26,10 +26,17 @@ struct State {
     std::atomic<std::uint32_t> fork_generation{0};  // bumped in a fork child: threads re-claim slots
     std::atomic<std::uint64_t> forks{0};            // outermost regions started (master only)
     std::atomic<int> last_team{0};                  // team size given to the last outermost region
+    // Threads beyond the masters in outermost teams alive now, over all the program's threads
+    // that fork (a TBB worker running an OpenMP loop is one such master): reserve_team() keeps
+    // them within limit - 1, so concurrent roots share the allotment instead of each taking it.
+    std::atomic<int> team_extras{0};
     // libomp only: 1 once libomp initialised apshim as its OMPT tool; other_tool when the user
     // named a tool of their own in OMP_TOOL_LIBRARIES (then libomp is not measured).
     std::atomic<int> measuring{0};
     std::atomic<bool> other_tool{false};
+    // libomp only: 1 once its OMPT parallel_begin/end callbacks report region ends, which
+    // reserve_team() needs to give threads back (gomp hooks see region ends themselves).
+    std::atomic<int> sees_region_ends{0};
 };
 
 extern State g_kmp_state;   // libomp (clang -fopenmp programs)
@@ -41,6 +48,13 @@ extern State g_gomp_state;  // libgomp (gcc -fopenmp programs)
 // Before the first allotment, default teams get P threads, so that a program made of one long
 // region starts wide and parking (parking.hpp) adapts it from there.
 int team_size(State& s, int requested) noexcept;
+
+// team_size(), further capped so that the extra threads of all concurrent outermost teams stay
+// within the limit (the root itself is always allowed: it is a master, already running), and
+// reserved: `reserved` receives the extras taken, which the caller gives back with
+// release_team() when the region ends. Returns 0 when the shim leaves the request alone.
+int reserve_team(State& s, int requested, int& reserved) noexcept;
+void release_team(State& s, int reserved) noexcept;
 
 // The program's own thread-count setting if any (omp_set_num_threads or OMP_NUM_THREADS), else 0.
 int user_thread_setting() noexcept;

@@ -23,7 +23,7 @@ struct StartToolResult {
     Data tool_data;
 };
 
-enum CallbackId : int { task_schedule = 6, implicit_task = 7, sync_region_wait = 16 };
+enum CallbackId : int { parallel_begin = 3, parallel_end = 4, task_schedule = 6, implicit_task = 7, sync_region_wait = 16 };
 enum SetResult : int { set_error = 0, set_never = 1, set_always = 5 };
 using SetCallback = int (*)(int event, Callback callback);
 

@@ -17,6 +17,31 @@ namespace {
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
 
+// Threads this thread reserved for the outermost region it forks (kmp_hooks.cpp), handed back
+// when that region ends: parallel_begin/end nest on the encountering thread.
+struct RegionReservation {
+    int pending = 0;  // reserved at the fork, region not begun yet
+    int owned = 0;    // reserved for the region now open
+    int depth = 0;    // regions this thread encountered that are still open
+};
+__attribute__((tls_model("initial-exec"))) thread_local RegionReservation t_reservation;
+
+void on_parallel_begin(ompt::Data*, const void*, ompt::Data*, unsigned, int, const void*) {
+    RegionReservation& r = t_reservation;
+    if (r.depth++ == 0) {
+        r.owned = r.pending;
+        r.pending = 0;
+    }
+}
+
+void on_parallel_end(ompt::Data*, ompt::Data*, int, const void*) {
+    RegionReservation& r = t_reservation;
+    if (r.depth > 0 && --r.depth == 0) {
+        release_team(g_kmp_state, r.owned);
+        r.owned = 0;
+    }
+}
+
 void on_implicit_task(int endpoint, ompt::Data*, ompt::Data*, unsigned, unsigned index, int flags) {
     if (flags & ompt::task_initial) return;  // the program's serial code is not OpenMP work
     State& s = g_kmp_state;
@@ -68,6 +93,9 @@ int initialize(ompt::Lookup lookup, int, ompt::Data*) {
     ok = set(ompt::sync_region_wait, reinterpret_cast<ompt::Callback>(&on_sync_region_wait)) == ompt::set_always && ok;
     ok = set(ompt::task_schedule, reinterpret_cast<ompt::Callback>(&on_task_schedule)) == ompt::set_always && ok;
     g_kmp_state.measuring.store(ok ? 1 : 0);
+    bool ends = set(ompt::parallel_begin, reinterpret_cast<ompt::Callback>(&on_parallel_begin)) == ompt::set_always;
+    ends = set(ompt::parallel_end, reinterpret_cast<ompt::Callback>(&on_parallel_end)) == ompt::set_always && ends;
+    g_kmp_state.sees_region_ends.store(ends ? 1 : 0);
     return 1;  // keep the tool active either way: an unmeasured libomp is still throttled
 }
 
@@ -78,6 +106,16 @@ void finalize(ompt::Data*) {}
 }  // namespace
 
 ThreadState& kmp_thread_state() noexcept { return t_state; }
+
+void kmp_outermost_fork(int reserved) noexcept {
+    RegionReservation& r = t_reservation;
+    // At an outermost fork this thread has no region open: whatever it still holds is from a
+    // region whose end was not reported; give it back rather than starve concurrent roots.
+    release_team(g_kmp_state, r.pending + r.owned);
+    r.pending = reserved;
+    r.owned = 0;
+    r.depth = 0;
+}
 
 }  // namespace apshim::omp_adapter
 

@@ -93,3 +93,9 @@ namespace apshim::omp_adapter {
 // The calling thread's state in libomp (ompt_hooks.cpp owns it; kmp_hooks.cpp parks with it).
 ThreadState& kmp_thread_state() noexcept;
 }  // namespace apshim::omp_adapter
+
+namespace apshim::omp_adapter {
+// kmp_hooks.cpp, at an outermost fork: the calling thread reserved `reserved` extra threads for
+// the region it is about to start; ompt_hooks.cpp gives them back when the region ends.
+void kmp_outermost_fork(int reserved) noexcept;
+}  // namespace apshim::omp_adapter

@@ -171,3 +171,30 @@ TEST_CASE("a controller facing a bad table never throttles", "[controller]") {
     CHECK(rt.calls.load() == 0);
     c->shutdown();
 }
+
+TEST_CASE("the allotment is split between runtimes by measured busy time, one master each", "[controller][split]") {
+    int share[4] = {};
+    std::uint64_t one[1] = {123};
+    apshim::split_allotment(6, one, 1, share);
+    CHECK(share[0] == 6);  // one runtime: the whole allotment
+
+    std::uint64_t even[2] = {500, 500};
+    apshim::split_allotment(7, even, 2, share);
+    CHECK(share[0] == 4);  // 1 + 3 of the 6 spare threads
+    CHECK(share[1] == 4);
+
+    std::uint64_t skewed[2] = {900, 100};
+    apshim::split_allotment(11, skewed, 2, share);
+    CHECK(share[0] == 10);
+    CHECK(share[1] == 2);
+
+    std::uint64_t idle[3] = {0, 0, 0};
+    apshim::split_allotment(7, idle, 3, share);
+    CHECK(share[0] + share[1] + share[2] == 7 + 2);  // masters on top of the allotment
+    for (int i = 0; i < 3; ++i) CHECK(share[i] >= 1);
+
+    std::uint64_t any[2] = {0, 42};
+    apshim::split_allotment(1, any, 2, share);
+    CHECK(share[0] == 1);  // allotment 1: each runtime keeps only its master
+    CHECK(share[1] == 1);
+}
