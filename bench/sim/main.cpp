@@ -2,13 +2,16 @@
 //
 //   sim --scenario single|pair|p2|churn|custom [--jobs SPEC] [--P 16] [--est-cycle 50]
 //       [--eta 0.5] [--policy wsap|static|asteal|inst] [--seed 1] [--steal-cost 1]
-//       [--wake-cost 0] [--est-cost 0] [--static K] [--limit L]
+//       [--wake-cost 0] [--est-cost 0] [--static K | --native K] [--limit L]
 //       [--out jobs|trace|summary|timeline] [--sample 100]
 //       [--concurrent 256 --total 512]            (churn)
 //       [--jobs-file FILE]                        (an arrival trace: one job SPEC item per line, # comments)
 //
 // SPEC: comma-separated WORKLOAD[@ARRIVAL][/LIMIT], e.g. "fib:26@0/8,fib:26@0/8,fib:26@5000/8".
-// WORKLOAD: fib:N | loopy:N[:L] | knary:N:K:R[:W] | phases joined by '+'.
+// WORKLOAD: fib:N | loopy:N[:L] | knary:N:K:R[:W], each optionally *S (S steps per unit of work),
+//           or phases joined by '+'.
+// --static K: Cilk baseline, K workers per job, FIFO queue while fewer than K processors are free.
+// --native K: K workers per job from its arrival, no queue (an unmodified runtime; the OS time-slices).
 #include "bench/sim/sim.hpp"
 
 #include <cstdio>
@@ -71,7 +74,7 @@ void print_summary(const Config& c, const Result& r) {
                 "dp_calls,dp_violations,dp_ns_mean,dp_ns_p50,dp_ns_p99,dp_ns_max\n");
     double thr = static_cast<double>(r.jobs.size()) / static_cast<double>(r.makespan);
     std::printf("%d,%d,%.3f,%s,%zu,%d,%lld,%.1f,%.6g,%.6g,%.4f,%.4f,%.4f,%lld,%lld,%.0f,%.0f,%.0f,%.0f\n", c.P, c.est_cycle,
-                c.eta, c.static_alloc > 0 ? ("cilk-static-" + std::to_string(c.static_alloc)).c_str() : c.policy.c_str(),
+                c.eta, c.static_alloc > 0 ? ((c.native ? "native-" : "cilk-static-") + std::to_string(c.static_alloc)).c_str() : c.policy.c_str(),
                 r.jobs.size(), r.max_jobs, static_cast<long long>(r.makespan), resp, thr, thr / resp, r.util_alloc,
                 r.util_busy, r.oversub, static_cast<long long>(r.dp_calls), static_cast<long long>(r.dp_violations),
                 r.dp_ns_mean, r.dp_ns_p50, r.dp_ns_p99, r.dp_ns_max);
@@ -135,6 +138,7 @@ int main(int argc, char** argv) {
             else if (a == "--wake-cost") cfg.wake_cost = std::stoi(val());
             else if (a == "--est-cost") cfg.est_cost = std::stoi(val());
             else if (a == "--static") cfg.static_alloc = std::stoi(val());
+            else if (a == "--native") { cfg.static_alloc = std::stoi(val()); cfg.native = true; }
             else if (a == "--limit") limit = std::stoi(val());
             else if (a == "--out") out = val();
             else if (a == "--concurrent") concurrent = std::stoi(val());

@@ -43,7 +43,16 @@ Workload parse_workload(const std::string& s) {
         for (const std::string& p : split(s, '+')) w.phases.push_back(parse_workload(p));
         return w;
     }
-    std::vector<std::string> f = split(s, ':');
+    std::size_t star = s.find('*');
+    if (star != std::string::npos) {
+        try {
+            w.unit = to_long(s.substr(star + 1));
+        } catch (const std::logic_error& e) {
+            throw std::invalid_argument("bad workload '" + s + "': " + e.what());
+        }
+        if (w.unit < 1) throw std::invalid_argument("bad workload '" + s + "': unit must be >= 1");
+    }
+    std::vector<std::string> f = split(s.substr(0, star), ':');
     if (f.empty()) throw std::invalid_argument("empty workload");
     try {
         if (f[0] == "fib" && f.size() == 2) {
@@ -90,10 +99,10 @@ std::int64_t knary_span(int n, int k, int r, std::int64_t w) {
 
 std::int64_t work_of(const Workload& w) {
     switch (w.kind) {
-        case Workload::Kind::Fib: return fib_work(w.n);
-        case Workload::Kind::Loopy: return w.n + w.n * w.w;
-        case Workload::Kind::Leaf: return w.w;
-        case Workload::Kind::Knary: return knary_work(w.n, w.k, w.w);
+        case Workload::Kind::Fib: return w.unit * fib_work(w.n);
+        case Workload::Kind::Loopy: return w.unit * (w.n + w.n * w.w);
+        case Workload::Kind::Leaf: return w.unit * w.w;
+        case Workload::Kind::Knary: return w.unit * knary_work(w.n, w.k, w.w);
         case Workload::Kind::Seq: {
             std::int64_t t = 0;
             for (const Workload& p : w.phases) t += work_of(p);
@@ -105,10 +114,10 @@ std::int64_t work_of(const Workload& w) {
 
 std::int64_t span_of(const Workload& w) {
     switch (w.kind) {
-        case Workload::Kind::Fib: return w.n < 2 ? 1 : 2 * (w.n - 1) + 1;
-        case Workload::Kind::Loopy: return w.n + w.w;
-        case Workload::Kind::Leaf: return w.w;
-        case Workload::Kind::Knary: return knary_span(w.n, w.k, w.r, w.w);
+        case Workload::Kind::Fib: return w.unit * (w.n < 2 ? 1 : 2 * (w.n - 1) + 1);
+        case Workload::Kind::Loopy: return w.unit * (w.n + w.w);
+        case Workload::Kind::Leaf: return w.unit * w.w;
+        case Workload::Kind::Knary: return w.unit * knary_span(w.n, w.k, w.r, w.w);
         case Workload::Kind::Seq: {
             std::int64_t t = 0;
             for (const Workload& p : w.phases) t += span_of(p);
@@ -131,6 +140,7 @@ struct Frame {
     Kind kind = Kind::Fib;
     int n = 0, k = 0, r = 0;
     std::int64_t w = 1;
+    std::int64_t unit = 1;          // steps per unit of work (inherited by children)
     const Workload* seq = nullptr;  // Seq: the phase list
     int pc = 0, i = 0;
     std::int64_t work_left = 0;     // steps left in the current work block
@@ -156,7 +166,7 @@ private:
 
 Frame proto_of(const Workload& w) {
     Frame f;
-    f.kind = w.kind; f.n = w.n; f.k = w.k; f.r = w.r; f.w = w.w;
+    f.kind = w.kind; f.n = w.n; f.k = w.k; f.r = w.r; f.w = w.w; f.unit = w.unit;
     if (w.kind == Kind::Seq) f.seq = &w;
     return f;
 }
@@ -168,27 +178,30 @@ Act advance(Frame& f, Frame& child) {
     switch (f.kind) {
         case Kind::Fib:
             switch (f.pc) {
-                case 0: f.pc = 1; f.work_left = 1; return Act::Work;
+                case 0: f.pc = 1; f.work_left = f.unit; return Act::Work;
                 case 1: if (f.n < 2) return Act::Return;
-                        f.pc = 2; child = Frame{}; child.kind = Kind::Fib; child.n = f.n - 1; return Act::Spawn;
-                case 2: f.pc = 3; child = Frame{}; child.kind = Kind::Fib; child.n = f.n - 2; return Act::Spawn;
+                        f.pc = 2; child = Frame{}; child.kind = Kind::Fib; child.n = f.n - 1; child.unit = f.unit;
+                        return Act::Spawn;
+                case 2: f.pc = 3; child = Frame{}; child.kind = Kind::Fib; child.n = f.n - 2; child.unit = f.unit;
+                        return Act::Spawn;
                 case 3: f.pc = 4; return Act::Sync;
-                case 4: f.pc = 5; f.work_left = 1; return Act::Work;
+                case 4: f.pc = 5; f.work_left = f.unit; return Act::Work;
                 default: return Act::Return;
             }
         case Kind::Loopy:  // for i < n: (1 step of loop overhead) spawn leaf(L); sync
             switch (f.pc) {
-                case 0: if (f.i < f.n) { f.pc = 1; f.work_left = 1; return Act::Work; }
+                case 0: if (f.i < f.n) { f.pc = 1; f.work_left = f.unit; return Act::Work; }
                         f.pc = 2; return Act::Sync;
-                case 1: ++f.i; f.pc = 0; child = Frame{}; child.kind = Kind::Leaf; child.w = f.w; return Act::Spawn;
+                case 1: ++f.i; f.pc = 0; child = Frame{}; child.kind = Kind::Leaf; child.w = f.w; child.unit = f.unit;
+                        return Act::Spawn;
                 default: return Act::Return;
             }
         case Kind::Leaf:
-            if (f.pc == 0) { f.pc = 1; f.work_left = f.w; return Act::Work; }
+            if (f.pc == 0) { f.pc = 1; f.work_left = f.w * f.unit; return Act::Work; }
             return Act::Return;
         case Kind::Knary:  // node work; r children one after another (spawn; sync); k-r in parallel; sync
             for (;;) switch (f.pc) {
-                case 0: f.pc = 1; f.work_left = f.w; return Act::Work;
+                case 0: f.pc = 1; f.work_left = f.w * f.unit; return Act::Work;
                 case 1: if (f.n <= 1) return Act::Return;
                         f.i = 0; f.pc = 2; break;
                 case 2: if (f.i < f.r) { ++f.i; f.pc = 3; child = f; child.n = f.n - 1; child.pc = 0; child.i = 0;
@@ -532,7 +545,7 @@ Result Engine::run() {
         if (t >= cfg_.max_steps) throw std::runtime_error("simulation exceeded max_steps");
         while (next_pending < pending_.size() && pending_[next_pending]->spec.arrival <= t) {
             Job* j = pending_[next_pending++];
-            if (cfg_.static_alloc > 0) queued_.push_back(j);
+            if (cfg_.static_alloc > 0 && !cfg_.native) queued_.push_back(j);
             else start_job(*j, t);
         }
         while (!queued_.empty() && static_free_ >= std::min(cfg_.static_alloc, cfg_.P) ) {

@@ -13,12 +13,15 @@
 namespace apshim::sim {
 
 // One workload: "fib:N", "loopy:N:L", "knary:N:K:R[:W]", or phases joined by '+'
-// ("knary:7:4:4+knary:8:5:0" = serial phase, then parallel phase).
+// ("knary:7:4:4+knary:8:5:0" = serial phase, then parallel phase). A suffix "*S" on a phase
+// makes every unit of its work S steps ("fib:20*7": fib(20)'s dag, each node 7 steps), so a
+// dag's shape and its T1 in steps can be chosen separately (bench/sim/validate.py).
 struct Workload {
     enum class Kind : std::uint8_t { Fib, Loopy, Leaf, Knary, Seq };
     Kind kind = Kind::Fib;
     int n = 0, k = 0, r = 0;
     std::int64_t w = 1;             // loopy: leaf length L; knary: work per node
+    std::int64_t unit = 1;          // steps per unit of work ("*S" suffix)
     std::vector<Workload> phases;   // Seq only
     std::string text;
 };
@@ -42,6 +45,8 @@ struct Config {
     int wake_cost = 0;        // steps between two wake-ups of one job (serial waking, Sen eq 7.1); 0 = instant
     int est_cost = 0;         // steps of one random awake worker per estimate (capped at est_cycle/2; see estimate())
     int static_alloc = 0;     // >0: Cilk baseline: each job gets exactly this many workers, FIFO queue; no DP
+    bool native = false;      // with static_alloc: no queue, every job starts its workers at arrival even
+                              // beyond P (an unmodified runtime; the OS time-slices, see process control)
     bool trace = false;       // record per-estimate trace rows
     int timeline_every = 0;   // >0: record one allocation-quality row every this many steps
     std::int64_t max_steps = 200'000'000;

@@ -109,3 +109,40 @@ TEST_CASE("many jobs under churn: every DP allocation fair, efficient, conservat
     }
     for (const JobResult& j : r.jobs) CHECK(j.work_done == j.T1);
 }
+
+TEST_CASE("a work unit of S steps scales T1, Tinf and the executed work exactly", "[sim]") {
+    for (const char* base : {"fib:12", "loopy:20:30", "knary:4:3:1:2"}) {
+        Workload w1 = parse_workload(base), w7 = parse_workload(std::string(base) + "*7");
+        INFO(base);
+        CHECK(work_of(w7) == 7 * work_of(w1));
+        CHECK(span_of(w7) == 7 * span_of(w1));
+        Config c;
+        c.P = 4;
+        Result r = simulate(c, {job((std::string(base) + "*7").c_str())});
+        CHECK(r.jobs[0].work_done == r.jobs[0].T1);
+        CHECK(r.jobs[0].T1 == work_of(w7));
+    }
+    CHECK(work_of(parse_workload("fib:10*3+knary:3:2:0:5*2")) == 3 * work_of(parse_workload("fib:10")) + 2 * 7 * 5);
+    CHECK_THROWS(parse_workload("fib:10*0"));
+}
+
+TEST_CASE("native runtimes: two jobs with P workers each time-share P processors fairly", "[sim]") {
+    // No allocator: 2P awake workers on P processors, each runs with probability 1/2 per step, so
+    // both jobs progress at P/2 processors and finish together at about 2 T1 / P.
+    Config c;
+    c.P = 2;
+    c.static_alloc = 2;
+    c.native = true;
+    Result r = simulate(c, {job("fib:20*3"), job("fib:20*3")});
+    REQUIRE(r.jobs.size() == 2);
+    double ideal = 2.0 * static_cast<double>(r.jobs[0].T1) / c.P;
+    for (const JobResult& j : r.jobs) {
+        CHECK(j.start == 0);  // no queue, unlike the Cilk baseline
+        CHECK(j.work_done == j.T1);
+        CHECK(static_cast<double>(j.finish) / ideal == Approx(1.0).epsilon(0.03));
+    }
+    CHECK(r.oversub > 0.95);
+    c.native = false;  // the Cilk baseline queues the second job instead
+    Result q = simulate(c, {job("fib:20*3"), job("fib:20*3")});
+    CHECK(q.jobs[1].start == q.jobs[0].finish);
+}
