@@ -46,6 +46,30 @@ bool parse_bool(std::string_view t, bool& out) {
     return false;
 }
 
+// A value or name from the environment as it may appear inside one stderr line: at most `max`
+// bytes, control bytes (newlines, escape sequences) written as \xNN.
+std::string printable(std::string_view v, std::size_t max) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size() && i < max; ++i) {
+        unsigned char c = static_cast<unsigned char>(v[i]);
+        if (c < 0x20 || c == 0x7f) {
+            char esc[8];
+            std::snprintf(esc, sizeof esc, "\\x%02x", c);
+            out += esc;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
+// Paths end up in stderr lines; one with a newline or an escape sequence would break them.
+bool has_control(std::string_view v) {
+    for (char ch : v)
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) return true;
+    return false;
+}
+
 constexpr const char* kPolicies[] = {"wsap", "static", "asteal", "inst"};
 
 const OptionSpec kSpecs[] = {
@@ -70,7 +94,7 @@ const OptionSpec kSpecs[] = {
     {"APSHIM_GAT", "absolute path", "/dev/shm/apshim-<uid>",
      "the shared global allocation table; jobs that name the same file share processors",
      [](std::string_view t, Options& o) {
-         if (t.empty() || t.front() != '/' || t.size() > 200) return false;
+         if (t.empty() || t.front() != '/' || t.size() > 200 || has_control(t)) return false;
          o.gat.assign(t);
          return true;
      }},
@@ -85,7 +109,7 @@ const OptionSpec kSpecs[] = {
     {"APSHIM_TRACE", "file path, %p = pid", "(none)",
      "write one CSV row per est_cycle: time_ms, desire, allotment, usage, inefficiency, busy",
      [](std::string_view t, Options& o) {
-         if (t.empty() || t.size() > 200) return false;
+         if (t.empty() || t.size() > 200 || has_control(t)) return false;
          o.trace.assign(t);
          return true;
      }},
@@ -154,16 +178,15 @@ Options parse_options(const char* const* envp, void (*complain)(const char* line
             if (key == specs[i].env) spec = &specs[i];
         char line[512];
         if (!spec) {
-            std::snprintf(line, sizeof line, "unknown environment option %.*s ignored (see `apshim options`)",
-                          static_cast<int>(key.size()), key.data());
+            std::snprintf(line, sizeof line, "unknown environment option %s ignored (see `apshim options`)",
+                          printable(key, 80).c_str());
             complain(line);
             continue;
         }
         if (!spec->parse(value, o)) {
             std::snprintf(line, sizeof line,
-                          "environment option %s has an invalid value '%.*s' (expected %s); using the default (%s)",
-                          spec->env, static_cast<int>(value.size() > 80 ? 80 : value.size()), value.data(),
-                          spec->values, spec->default_text);
+                          "environment option %s has an invalid value '%s' (expected %s); using the default (%s)",
+                          spec->env, printable(value, 80).c_str(), spec->values, spec->default_text);
             complain(line);
         }
     }

@@ -1,19 +1,27 @@
 #!/usr/bin/env python3
 """Fault campaign: many co-running jobs under the shim with a private table while jobs are
-killed (SIGKILL / SIGTERM) at random instants and short jobs churn. After every step the table's
-invariants are checked, and every job that was not killed must finish with the right answer.
+killed (SIGKILL / SIGTERM) at random instants and short jobs churn, and while fault programs
+(tests/fault/fault_tbb.cpp, fault_omp.c built with gcc and clang) fork with and without exec and
+call exit() from inside parallel regions and tasks, from worker threads and from the master while
+others run or are parked. After every step the table's invariants are checked, and every job that
+was not killed must finish with the right answer (children included).
 
-    tests/fault/campaign.py BUILD_DIR [--steps N] [--seed S] [--P N] [--kinds gat,tbb,omp,gomp]
-                            [--results FILE]
+    tests/fault/campaign.py BUILD_DIR [--steps N] [--seed S] [--P N]
+                            [--kinds gat,tbb,omp,gomp,ftbb,fomp,fgomp] [--results FILE]
 
 Invariants (from `apshim status --json`, a snapshot taken under the table lock):
   - every live job holds >= 1 processor; the sum of allotments <= P while jobs <= P;
   - allotments are fair, efficient and conservative (Sen §5.1) with respect to the rows' desires;
   - no row of a dead process survives three est_cycles after its death while a live job runs;
   - no lost rows: every job we started and did not kill, still running, has its row.
+Rows of processes we did not start (children that fault programs fork, with or without exec)
+obey the same dead-row rule; a child is dead from the first check that finds it gone or a zombie.
+The campaign is a child subreaper: children orphaned by a killed parent are reaped here and must
+exit 0 within the same 60 s as every job.
 Exit status 0 iff there were no invariant violations, no wrong answers and no hangs.
 """
 import argparse
+import ctypes
 import os
 import random
 import re
@@ -26,16 +34,81 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from apshim_test import Shim  # noqa: E402
 
 
+def fault_checksum(rounds, items):
+    """What fault_tbb / fault_omp print as checksum=C (see fault_tbb.cpp)."""
+    return sum(((r * items + i) * 2654435761) % 1000003 for r in range(rounds) for i in range(items))
+
+
+# Fault modes per fault program. fault_tbb's fork_exit and exit_worker are left out: oneTBB
+# itself crashes in them without the shim (see fault_tbb.cpp).
+TBB_MODES = ["none", "fork_uexit", "fork_exec", "exit_main"]
+OMP_MODES = ["none", "fork_uexit", "fork_exit", "fork_exec", "task_fork_uexit", "task_fork_exit",
+             "task_fork_exec", "exit_worker", "exit_main"]
+CHILD_LINE = {"ftbb": "fault_tbb mode=child checksum=%d", "fomp": "fault_omp mode=child checksum=%d",
+              "fgomp": "fault_omp mode=child checksum=%d"}
+
+
 def kinds_available(build):
-    """Job kinds: argv and the stdout line a correct run prints (None: any exit 0)."""
+    """Job kinds: name -> make(rng, P) giving (argv, mode, check(stdout) -> bool)."""
     wl = os.path.join(build, "bench", "workloads")
+    fault = os.path.join(build, "tests", "fault")
     gat_job = os.path.join(build, "tests", "programs", "gat_job")
-    kinds = {"gat": ([gat_job, "{desire}", "{ms}"], None, False)}
+    kinds = {"gat": lambda rng, P: ([gat_job, str(rng.randint(1, P)), str(rng.randint(20, 400))], None,
+                                    lambda out: True)}
+
+    def workload(path):
+        return lambda rng, P: ([path, str(rng.randint(22, 27))], None, lambda out: "checksum" in out)
+
     for key, name in (("tbb", "wl_fib_tbb"), ("omp", "wl_fib_omp_clang"), ("gomp", "wl_fib_omp_gcc")):
         path = os.path.join(wl, name)
         if os.path.exists(path):
-            kinds[key] = ([path, "{fib_n}"], "checksum", True)
+            kinds[key] = workload(path)
+
+    def fault_program(key, path, prog, modes):
+        def make(rng, P):
+            mode = rng.choice(modes)
+            rounds, items, item_us = rng.randint(2, 6), rng.randint(16, 96), rng.randint(100, 500)
+            line = f"{prog} mode={mode} checksum={fault_checksum(rounds, items)}"
+            forks = "fork_" in mode
+            if forks:
+                line += " child=ok"
+            child = CHILD_LINE[key] % fault_checksum(4, 40)  # what the exec'd child prints (child 4 40 1000)
+
+            def check(out):
+                lines = out.splitlines()
+                children = lines.count(child)
+                return line in lines and children == (1 if mode.endswith("fork_exec") else 0) and \
+                    len(lines) == 1 + children
+            return [path, mode, str(rounds), str(items), str(item_us)], mode, check
+        return make
+
+    for key, name, prog, modes in (("ftbb", "fault_tbb", "fault_tbb", TBB_MODES),
+                                   ("fomp", "fault_omp_clang", "fault_omp", OMP_MODES),
+                                   ("fgomp", "fault_omp_gcc", "fault_omp", OMP_MODES)):
+        path = os.path.join(fault, name)
+        if os.path.exists(path):
+            kinds[key] = fault_program(key, path, prog, modes)
     return kinds
+
+
+def proc_state(pid):
+    """(state letter, start time) of pid from /proc, or None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()
+    return fields[0], int(fields[19])
+
+
+def children_of_self():
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children") as f:
+            return {int(x) for x in f.read().split()}
+    except OSError:
+        return set()
 
 
 def fair_efficient_conservative(jobs, P):
@@ -64,7 +137,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--P", type=int, default=4)
     ap.add_argument("--max-jobs", type=int, default=10)
-    ap.add_argument("--kinds", default="gat,tbb,omp,gomp")
+    ap.add_argument("--kinds", default="gat,tbb,omp,gomp,ftbb,fomp,fgomp")
     ap.add_argument("--results", default=None, help="append a markdown row of counts to this file")
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -72,31 +145,85 @@ def main():
     env = shim.env(P=args.P, est_cycle_ms=5)
     available = kinds_available(args.build)
     kinds = [k for k in args.kinds.split(",") if k in available]
+    missing = [k for k in args.kinds.split(",") if k not in available]
+    if missing:
+        print(f"campaign: kinds {missing} not built; running {kinds}")
+    # Children orphaned by a killed fault program become ours: reaped and checked below.
+    PR_SET_CHILD_SUBREAPER = 36
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     cycle_s = 0.005
-    running = {}     # pid -> (Popen, kind, deadline)
-    dead_at = {}     # pid -> time of death (killed or exited)
-    counts = dict(steps=0, started=0, sigkill=0, sigterm=0, finished=0, violations=0, wrong=0, hangs=0)
+    running = {}     # pid -> (Popen, kind, mode, check, deadline)
+    started_st = {}  # pid -> /proc start time of a job we started (tells a reused pid apart)
+    dead_at = {}     # pid -> time of death (killed or exited; for others' processes, first seen dead)
+    orphans = {}     # pid -> time first seen as our orphaned grandchild
+    killed = []      # Popen of killed jobs whose pipes stay open for their orphans
+    counts = dict(steps=0, started=0, sigkill=0, sigterm=0, finished=0, program_faults=0, children_rows=0,
+                  orphans=0, exits_at_allotment_1=0, violations=0, wrong=0, hangs=0)
+    last_allot = {}  # pid -> allotment at the last check that saw its row
+    orphan_kinds = {}  # program and mode of orphans -> count
+    by_mode = {}     # "kind:mode" -> fault programs that ran their fault to the end (not killed)
     notes = []
 
     def reap():
         now = time.monotonic()
-        for pid, (p, kind, deadline) in list(running.items()):
+        for pid, (p, kind, mode, check_out, deadline) in list(running.items()):
             if p.poll() is not None:
                 out = p.stdout.read() if p.stdout else ""
-                expect = available[kind][1]
-                if p.returncode != 0 or (expect and expect not in out):
+                if p.returncode != 0 or not check_out(out):
                     counts["wrong"] += 1
-                    notes.append(f"{kind} pid {pid} exit {p.returncode}: {out.strip()[:80]} {p.stderr.read().strip()[:120]}")
+                    notes.append(f"{kind} {mode or ''} pid {pid} exit {p.returncode}: {out.strip()[:160]!r} "
+                                 f"{p.stderr.read().strip()[:160]!r}")
+                elif mode and mode != "none":
+                    counts["program_faults"] += 1
+                    if mode.startswith("exit_") and last_allot.get(pid) == 1:
+                        counts["exits_at_allotment_1"] += 1
+                    by_mode[f"{kind}:{mode}"] = by_mode.get(f"{kind}:{mode}", 0) + 1
                 counts["finished"] += 1
                 dead_at[pid] = now
                 del running[pid]
             elif now > deadline:
                 counts["hangs"] += 1
-                notes.append(f"{kind} pid {pid} still running past its deadline")
+                notes.append(f"{kind} {mode or ''} pid {pid} still running past its deadline")
                 p.kill()
                 p.wait()
                 dead_at[pid] = now
                 del running[pid]
+        # Grandchildren whose parent was killed (we are their subreaper).
+        for pid in children_of_self() - set(running) - set(orphans):
+            orphans[pid] = now
+            counts["orphans"] += 1
+            try:
+                with open(f"/proc/{pid}/cmdline") as f:
+                    name = " ".join(os.path.basename(a) for a in f.read().split("\0")[:2])
+                if not name:  # already a zombie, or between fork and exec
+                    with open(f"/proc/{pid}/comm") as f:
+                        name = f.read().strip()
+            except OSError:
+                name = "?"
+            orphan_kinds[name] = orphan_kinds.get(name, 0) + 1
+        for pid, since in list(orphans.items()):
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done, status = pid, 0
+            if done == pid:
+                code = os.waitstatus_to_exitcode(status)
+                if code != 0:
+                    counts["wrong"] += 1
+                    notes.append(f"orphaned child {pid} exit {code}")
+                dead_at.setdefault(pid, now)
+                del orphans[pid]
+            elif now - since > 60:
+                counts["hangs"] += 1
+                notes.append(f"orphaned child {pid} still running after 60 s")
+                os.kill(pid, signal.SIGKILL)
+        # A killed job's stdout stays open while its orphans may still write to it (else they
+        # would die of SIGPIPE); their output is not checked, their exit status is.
+        if not orphans:
+            for p in killed:
+                p.stdout.close()
+                p.stderr.close()
+            killed.clear()
 
     def check():
         s = shim.status(env)
@@ -109,19 +236,35 @@ def main():
         if not ok:
             counts["violations"] += 1
             notes.append(f"step {counts['steps']}: {why}: {[(j['desire'], j['allotment']) for j in jobs]}")
+        for j in jobs:
+            last_allot[j["pid"]] = j["allotment"]
         for pid in rows:
-            row_seen_at.setdefault(pid, now)
+            if pid not in row_seen_at:
+                row_seen_at[pid] = now
+                if pid not in started_st:
+                    counts["children_rows"] += 1
+            # A row of a process we did not start (a fault program's child): dead from the first
+            # check that finds it gone or a zombie.
+            if pid not in started_st and pid not in running and pid not in dead_at:
+                st = proc_state(pid)
+                if st is None or st[0] in "ZX":
+                    dead_at[pid] = now
         # A dead row must be gone once a job that was already registered when it died has had
         # three est_cycles to update (jobs still starting, or not using a runtime yet, do not
         # update the table, so they cannot be expected to reclaim anything).
         updaters = [row_seen_at[pid] for pid in rows if pid in running]
         if updaters:
-            stale = [pid for pid, t in dead_at.items()
-                     if pid in rows and min(updaters) <= t and now - t > 3 * cycle_s + 0.05]
+            stale = []
+            for pid, t in dead_at.items():
+                if pid in rows and min(updaters) <= t and now - t > 3 * cycle_s + 0.05:
+                    st = proc_state(pid)
+                    if st is not None and st[0] not in "ZX" and pid not in started_st:
+                        continue  # the pid was reused by a process we did not start
+                    stale.append(pid)
             if stale:
                 counts["violations"] += 1
                 notes.append(f"step {counts['steps']}: rows of dead pids {stale} survive")
-        for pid, (p, kind, _) in running.items():
+        for pid, (p, kind, _, _, _) in running.items():
             # a job registers when its runtime starts; give it a moment before calling a row lost
             if pid not in rows and p.poll() is None and now - started_at[pid] > 0.5 and kind == "gat":
                 counts["violations"] += 1
@@ -134,10 +277,15 @@ def main():
         action = rng.random()
         if action < 0.45 and len(running) < args.max_jobs:
             kind = rng.choice(kinds)
-            argv = [a.format(desire=rng.randint(1, args.P), ms=rng.randint(20, 400), fib_n=rng.randint(22, 27))
-                    for a in available[kind][0]]
+            argv, mode, check_out = available[kind](rng, args.P)
             p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            running[p.pid] = (p, kind, time.monotonic() + 60)
+            running[p.pid] = (p, kind, mode, check_out, time.monotonic() + 60)
+            # a new process with a pid we saw before: forget the old one
+            dead_at.pop(p.pid, None)
+            row_seen_at.pop(p.pid, None)
+            last_allot.pop(p.pid, None)
+            st = proc_state(p.pid)
+            started_st[p.pid] = st[1] if st else 0
             started_at[p.pid] = time.monotonic()
             counts["started"] += 1
         elif action < 0.65 and running:
@@ -146,23 +294,32 @@ def main():
             p = running.pop(pid)[0]
             p.send_signal(sig)
             p.wait()
+            killed.append(p)
             dead_at[pid] = time.monotonic()
             counts["sigkill" if sig == signal.SIGKILL else "sigterm"] += 1
         time.sleep(rng.uniform(0, 0.03))
         reap()
         check()
     deadline = time.monotonic() + 60
-    while running and time.monotonic() < deadline:
+    while (running or orphans) and time.monotonic() < deadline:
         time.sleep(0.02)
         reap()
         check()
-    for pid, (p, kind, _) in running.items():
+    for pid, (p, kind, mode, _, _) in running.items():
         counts["hangs"] += 1
+        notes.append(f"{kind} {mode or ''} pid {pid} did not finish")
         p.kill()
+    for pid in orphans:
+        counts["hangs"] += 1
+        notes.append(f"orphaned child {pid} did not finish")
+        os.kill(pid, signal.SIGKILL)
+    faults = counts["sigkill"] + counts["sigterm"] + counts["program_faults"]
     line = (f"| {time.strftime('%Y-%m-%d')} | seed {args.seed}, P={args.P}, kinds {','.join(kinds)} | {counts['steps']} | "
-            f"{counts['started']} | {counts['sigkill'] + counts['sigterm']} | {counts['violations']} | {counts['wrong']} | "
-            f"{counts['hangs']} |")
+            f"{counts['started']} | {faults} ({counts['sigkill'] + counts['sigterm']} signals, "
+            f"{counts['program_faults']} in-program) | {counts['violations']} | {counts['wrong']} | {counts['hangs']} |")
     print(counts)
+    print("in-program faults run to the end:", dict(sorted(by_mode.items())))
+    print("orphans reaped:", dict(sorted(orphan_kinds.items())))
     for n in notes[:20]:
         print("  " + n)
     if args.results:

@@ -9,7 +9,7 @@
  *   task_fork_uexit, task_fork_exit, task_fork_exec   the same from inside an explicit task
  *   exit_worker       after the checksum is printed, a non-master thread calls exit(0) in a region
  *   exit_main         after the checksum is printed, the master thread calls exit(0) in a region
- *   child             what fork_exec runs: a short run, no fault
+ *   child             what fork_exec runs (as `child 4 40 1000`, about 160 ms of work): no fault
  *   fault_omp MODE ROUNDS ITEMS ITEM_US
  * stdout: "fault_omp mode=MODE checksum=C[ child=ok]", C as in fault_tbb.cpp. Exits 1 if a
  * child failed. */
@@ -52,7 +52,7 @@ static void fork_here(void) {
     pid_t pid = fork();
     if (pid == 0) {
         if (strcmp(g_child_mode, "exec") == 0) {
-            execl(g_self, g_self, "child", "2", "40", "200", (char*)NULL);
+            execl(g_self, g_self, "child", "4", "40", "1000", (char*)NULL);
             _exit(127);
         }
         uint64_t s = 0;

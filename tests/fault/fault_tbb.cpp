@@ -9,7 +9,7 @@
 //   exit_worker  after the checksum is printed, a TBB worker thread calls exit(0) mid-loop
 //                (oneTBB itself crashes in this case, shim or not: kept for manual checks only)
 //   exit_main    after the checksum is printed, the main thread calls exit(0) mid-loop
-//   child        what fork_exec runs: a short run, no fault
+//   child        what fork_exec runs (as `child 4 40 1000`, about 160 ms of work): no fault
 //   fault_tbb MODE ROUNDS ITEMS ITEM_US
 // stdout: "fault_tbb mode=MODE checksum=C[ child=ok]": C = sum over rounds r and items i of
 // ((r * ITEMS + i) * 2654435761) % 1000003, independent of threads. Exits 1 if a child failed.
@@ -50,7 +50,7 @@ void fork_here(const char* mode) {
     pid_t pid = fork();
     if (pid == 0) {
         if (std::strcmp(mode, "fork_exec") == 0) {
-            execl(g_self, g_self, "child", "2", "40", "200", static_cast<char*>(nullptr));
+            execl(g_self, g_self, "child", "4", "40", "1000", static_cast<char*>(nullptr));
             _exit(127);
         }
         std::uint64_t s = 0;
