@@ -17,19 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static uint64_t spin_us(uint64_t seed, double us) {
-    double end = now() + us / 1e6;
-    volatile uint64_t x = seed | 1;
-    while (now() < end)
-        for (int k = 0; k < 64; ++k) x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return seed * 2654435761u % 1000003u;
-}
+#include "spin.h"
 
 static long fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }
 

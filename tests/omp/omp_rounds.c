@@ -10,19 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static uint64_t work(uint64_t seed, int us) {
-    double end = now() + us / 1e6;
-    volatile uint64_t x = seed | 1;
-    while (now() < end)
-        for (int k = 0; k < 64; ++k) x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return seed * 2654435761u % 1000003u; /* the spin count depends on speed, the result must not */
-}
+#include "spin.h"
 
 int main(int argc, char** argv) {
     if (argc < 4) {
@@ -37,7 +25,7 @@ int main(int argc, char** argv) {
     const char* w = getenv("OMP_ROUNDS_WARMUP");
     for (int r = 0, n = w ? atoi(w) : 0; r < n; ++r) {
 #pragma omp parallel for schedule(dynamic, 1)
-        for (int i = 0; i < 16; ++i) work((uint64_t)i, 2000);
+        for (int i = 0; i < 16; ++i) spin_us((uint64_t)i, 2000);
     }
     if (w) {
         fprintf(stderr, "warmup done\n");
@@ -50,11 +38,11 @@ int main(int argc, char** argv) {
 #pragma omp single nowait
             team = omp_get_num_threads();
 #pragma omp for schedule(dynamic, 1)
-            for (int i = 0; i < items; ++i) out[i] = work((uint64_t)r * items + i, us);
+            for (int i = 0; i < items; ++i) out[i] = spin_us((uint64_t)r * items + i, us);
         }
         for (int i = 0; i < items; ++i) checksum = checksum * 31 + out[i];
         fprintf(stderr, "round %d threads %d\n", r, team);
-        if (serial > 0) work(0, serial * 1000);
+        if (serial > 0) spin_us(0, serial * 1000);
     }
     printf("omp_rounds %d %d %d checksum=%llu time_s=%.3f\n", rounds, items, us, checksum, now() - t0);
     free(out);

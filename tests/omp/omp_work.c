@@ -16,20 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Busy work for `us` microseconds; the result depends on the seed only, never on speed. */
-static uint64_t spin(uint64_t seed, double us) {
-    double end = now() + us / 1e6;
-    volatile uint64_t x = seed | 1;
-    while (now() < end)
-        for (int k = 0; k < 64; ++k) x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return seed * 2654435761u % 1000003u;
-}
+#include "spin.h"
 
 static void report_team(void) { fprintf(stderr, "team %d\n", omp_get_num_threads()); }
 
@@ -74,10 +61,10 @@ int main(int argc, char** argv) {
 #pragma omp single nowait
                 report_team();
 #pragma omp for schedule(dynamic, 1)
-                for (int i = 0; i < b; ++i) out[i] = spin((uint64_t)r * b + i, 40.0 * (i + 1));
+                for (int i = 0; i < b; ++i) out[i] = spin_us((uint64_t)r * b + i, 40.0 * (i + 1));
             }
             for (int i = 0; i < b; ++i) checksum = checksum * 31 + out[i];
-            if (serial > 0) spin(0, serial * 1000.0);
+            if (serial > 0) spin_us(0, serial * 1000.0);
         }
         free(out);
     } else if (!strcmp(mode, "static")) {
@@ -88,10 +75,10 @@ int main(int argc, char** argv) {
 #pragma omp single nowait
                 report_team();
 #pragma omp for schedule(static)
-                for (int i = 0; i < 64; ++i) out[i] = spin((uint64_t)r * 64 + i, b);
+                for (int i = 0; i < 64; ++i) out[i] = spin_us((uint64_t)r * 64 + i, b);
             }
             for (int i = 0; i < 64; ++i) checksum = checksum * 31 + out[i];
-            if (serial > 0) spin(0, serial * 1000.0);
+            if (serial > 0) spin_us(0, serial * 1000.0);
         }
     } else if (!strcmp(mode, "loopy")) {
         uint64_t* out = calloc((size_t)a, sizeof *out);
@@ -101,7 +88,7 @@ int main(int argc, char** argv) {
             report_team();
             for (int i = 0; i < a; ++i) {
 #pragma omp task firstprivate(i)
-                out[i] = spin((uint64_t)i, b * 1000.0);
+                out[i] = spin_us((uint64_t)i, b * 1000.0);
             }
         }
         for (int i = 0; i < a; ++i) checksum = checksum * 31 + out[i];
