@@ -3,6 +3,7 @@
 //   sim --scenario single|pair|p2|churn|custom [--jobs SPEC] [--P 16] [--est-cycle 50]
 //       [--eta 0.5] [--policy wsap|static|asteal|inst] [--seed 1] [--steal-cost 1]
 //       [--wake-cost 0] [--est-cost 0] [--static K | --native K] [--limit L]
+//       [--outermost-only] [--park-valve STEPS] [--idle-block STEPS]
 //       [--out jobs|trace|summary|timeline] [--sample 100]
 //       [--concurrent 256 --total 512]            (churn)
 //       [--jobs-file FILE]                        (an arrival trace: one job SPEC item per line, # comments)
@@ -138,6 +139,9 @@ int main(int argc, char** argv) {
             else if (a == "--wake-cost") cfg.wake_cost = std::stoi(val());
             else if (a == "--est-cost") cfg.est_cost = std::stoi(val());
             else if (a == "--static") cfg.static_alloc = std::stoi(val());
+            else if (a == "--outermost-only") cfg.outermost_only = true;
+            else if (a == "--park-valve") cfg.park_valve = std::stoll(val());
+            else if (a == "--idle-block") cfg.idle_block = std::stoll(val());
             else if (a == "--native") { cfg.static_alloc = std::stoi(val()); cfg.native = true; }
             else if (a == "--limit") limit = std::stoi(val());
             else if (a == "--out") out = val();

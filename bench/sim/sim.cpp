@@ -233,6 +233,9 @@ struct Worker {
     std::size_t head = 0;
     int steal_left = 0;      // >0: in the middle of a steal attempt
     int stall = 0;           // steps lost to the estimator (est_cost)
+    std::int64_t slept_at = 0;  // when it last went to sleep (park_valve)
+    bool valve = false;      // woken by the park valve: may not sleep before its next successful steal
+    std::int64_t idle_steps = 0;  // consecutive steps without work (idle_block)
     ListId list = ListId::SleepIdle;
     std::size_t pos = 0;
     bool has_work() const { return cur != nullptr || head < dq.size(); }
@@ -256,6 +259,15 @@ struct Job {
     std::int64_t next_wake = 0;
 
     int awake() const { return static_cast<int>(lists[0].size()); }
+    // Is there work a thief could get (a deque entry, or a sleeping worker with work to wake)?
+    bool stealable() const {
+        if (!lists[1].empty()) return true;
+        for (int wid : lists[0]) {
+            const Worker& w = workers[static_cast<std::size_t>(wid)];
+            if (w.head < w.dq.size()) return true;
+        }
+        return false;
+    }
 };
 
 class Engine {
@@ -306,6 +318,7 @@ private:
     void put_to_sleep(Job& j, int wid) {
         Worker& w = j.workers[static_cast<std::size_t>(wid)];
         w.steal_left = 0;
+        w.slept_at = now_;
         list_move(j, wid, w.has_work() ? ListId::SleepWork : ListId::SleepIdle);
     }
 
@@ -330,6 +343,7 @@ private:
     std::vector<apshim::gat::DpJob> dp_;
     std::vector<Job*> dp_owner_;  // dp_[i] belongs to dp_owner_[i]
     std::uint64_t order_ = 0;
+    std::int64_t now_ = 0;
     int static_free_ = 0;
     std::vector<double> dp_ns_;
     std::int64_t dp_calls_ = 0, dp_viol_ = 0;
@@ -471,6 +485,7 @@ void Engine::steal(Job& j, int wid) {
     }
     if (v.head < v.dq.size()) {
         Worker& me = j.workers[static_cast<std::size_t>(wid)];
+        me.valve = false;
         me.cur = v.dq[v.head++];
         if (v.head == v.dq.size()) { v.dq.clear(); v.head = 0; }
     }
@@ -480,14 +495,19 @@ bool Engine::step_worker(Job& j, int wid) {
     Worker* w = &j.workers[static_cast<std::size_t>(wid)];
     if (w->stall > 0) { --w->stall; return false; }
     if (w->cur == nullptr) {
+        if (cfg_.idle_block > 0 && ++w->idle_steps > cfg_.idle_block && !j.stealable()) {
+            put_to_sleep(j, wid);  // blocks: woken when work appears (see run())
+            return false;
+        }
         if (w->steal_left == 0) {
             // Before each steal attempt: sleep if the job uses more than its allotment.
-            if (j.awake() > j.allot) { put_to_sleep(j, wid); return false; }
+            if (j.awake() > j.allot && !w->valve) { put_to_sleep(j, wid); return false; }
             w->steal_left = cfg_.steal_cost;
         }
         if (--w->steal_left == 0) steal(j, wid);
         return false;
     }
+    w->idle_steps = 0;
     Frame child;
     for (;;) {
         Frame* f = w->cur;
@@ -497,7 +517,7 @@ bool Engine::step_worker(Job& j, int wid) {
             return true;
         }
         // A task boundary: the only place a working processor honours a sleep signal.
-        if (j.awake() > j.allot) { put_to_sleep(j, wid); return false; }
+        if (!cfg_.outermost_only && j.awake() > j.allot) { put_to_sleep(j, wid); return false; }
         switch (advance(*f, child)) {
             case Act::Work: break;
             case Act::Spawn: {
@@ -560,9 +580,18 @@ Result Engine::run() {
         }
         // Wake workers up to the allotment: sleeping-with-work first, then idle, then new ones.
         int total_awake = 0;
+        now_ = t;
         for (Job* j : running_) {
+            if (cfg_.park_valve > 0)  // the park valve: idle sleepers past their time run one more task
+                for (std::size_t i = 0; i < j->lists[2].size();) {
+                    int wid = j->lists[2][i];
+                    Worker& w = j->workers[static_cast<std::size_t>(wid)];
+                    if (t - w.slept_at >= cfg_.park_valve) { w.valve = true; list_move(*j, wid, ListId::Active); }
+                    else ++i;
+                }
             while (j->awake() < j->allot && (cfg_.wake_cost == 0 || t >= j->next_wake)) {
                 if (!j->lists[1].empty()) list_move(*j, j->lists[1].back(), ListId::Active);
+                else if (cfg_.idle_block > 0 && !j->stealable()) break;  // idle workers stay blocked
                 else if (!j->lists[2].empty()) list_move(*j, j->lists[2].back(), ListId::Active);
                 else new_worker(*j, ListId::Active);
                 if (cfg_.wake_cost > 0) j->next_wake = t + cfg_.wake_cost;

@@ -47,6 +47,18 @@ struct Config {
     int static_alloc = 0;     // >0: Cilk baseline: each job gets exactly this many workers, FIFO queue; no DP
     bool native = false;      // with static_alloc: no queue, every job starts its workers at arrival even
                               // beyond P (an unmodified runtime; the OS time-slices, see process control)
+    // Safe points (where a worker over the allotment goes to sleep). Sen/Cilk-AP: any task
+    // boundary (spawn, return, sync) of a working worker, and a thief before its next attempt.
+    // outermost_only: only thieves (a worker whose deque ran dry: oneTBB's shim parks a worker
+    // only when it returns from an OUTERMOST task, i.e. a whole stolen subtree).
+    bool outermost_only = false;
+    std::int64_t park_valve = 0;  // >0: a sleeping idle worker wakes after this many steps and runs
+                                  // its next (stolen) task before it may sleep again (the shim's 200 ms valve)
+    // >0: an idle worker (thief) that found nothing to steal for this many consecutive steps
+    // blocks until its job has stealable work again, as real runtimes' idle threads do after
+    // spinning (oneTBB: microseconds; libomp: KMP_BLOCKTIME 200 ms; libgomp: GOMP_SPINCOUNT).
+    // Blocked workers use no processor. 0: idle workers spin for ever (Sen's model).
+    std::int64_t idle_block = 0;
     bool trace = false;       // record per-estimate trace rows
     int timeline_every = 0;   // >0: record one allocation-quality row every this many steps
     std::int64_t max_steps = 200'000'000;
