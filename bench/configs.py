@@ -2,8 +2,13 @@
 
 Each configuration is a function (job, scenario) -> (extra_argv, env_changes). Only what the
 user could really do is allowed: environment variables, or the workload's own --threads flag
-for a static split (TBB has no environment variable for its thread count).
+for a static split (TBB has no environment variable for its thread count). `META[name]` says
+what each one is (shown by `bench/run.py --list`); apshim configurations also carry their
+est_cycle, policy and eta for the analyses (O1/O2 tables).
 """
+
+DEFAULT_EST_CYCLE_MS = 5  # the shim's default (README options table)
+
 
 def native(job, sc):
     # Default: every job takes all cores; libomp spins KMP_BLOCKTIME=200 ms by default.
@@ -26,7 +31,26 @@ def load_balance(job, sc):
     return [], {"OMP_DYNAMIC": "true", "KMP_DYNAMIC_MODE": "load_balance"}
 
 
-def apshim(policy="wsap", eta=None, est_cycle_ms=None):
+def one_worker(job, sc):
+    # One worker, alone (bench/run.py runs this configuration's jobs one after another): the
+    # job's work T1 for the greedy bound T1/P̄ + T∞ (Sen Theorem 3, experiment P3).
+    return ["--threads", "1"], {}
+
+
+def backoff(blocktime_ms, spincount):
+    """A tuned backoff without adaptive allotment (Haselsteiner ch. 4/6): idle OpenMP threads
+    spin `blocktime_ms` (libomp KMP_BLOCKTIME) or `spincount` iterations (libgomp
+    GOMP_SPINCOUNT, ~1 ns each) and then sleep. No effect on oneTBB, whose own idle backoff has
+    no knob. `backoff-1ms` is exactly what the shim sets for itself (adapters/omp/omp_env.cpp),
+    so apshim vs backoff-1ms isolates the adaptive allotment."""
+    def configure(job, sc):
+        return [], {"KMP_BLOCKTIME": str(blocktime_ms), "GOMP_SPINCOUNT": str(spincount)}
+    return configure
+
+
+def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False):
+    """LD_PRELOAD=libapshim.so with a private table. cap=True adds Sen's O3/P1 allocation limit:
+    each job may use at most P/2 workers (the workload's --threads)."""
     def configure(job, sc):
         env = {"LD_PRELOAD": sc.shim_lib, "APSHIM_GAT": sc.gat_path, "APSHIM_POLICY": policy}
         if sc.P_override:
@@ -37,9 +61,14 @@ def apshim(policy="wsap", eta=None, est_cycle_ms=None):
             env["APSHIM_EST_CYCLE_MS"] = str(est_cycle_ms)
         if sc.trace_pattern:
             env["APSHIM_TRACE"] = sc.trace_pattern.format(job=job.name)
-        return [], env
+        argv = ["--threads", str(max(1, sc.P // 2))] if cap else []
+        return argv, env
+    configure.est_cycle_ms = est_cycle_ms or DEFAULT_EST_CYCLE_MS
+    configure.policy, configure.eta = policy, eta or 0.5
     return configure
 
+
+EST_CYCLES_MS = [1, 2, 5, 10, 25, 50, 100]  # Sen §7.1.1's sweep
 
 # Name -> configuration. Scenarios pick from these by name.
 ALL = {
@@ -47,10 +76,47 @@ ALL = {
     "passive": passive,
     "static": static_split,
     "load_balance": load_balance,
+    "one-worker": one_worker,
+    "backoff-1ms": backoff(1, 10_000),
+    "backoff-10ms": backoff(10, 10_000_000),
+    "backoff-50ms": backoff(50, 50_000_000),
     "apshim": apshim(),
     "apshim-eta0.25": apshim(eta=0.25),
     "apshim-eta0.75": apshim(eta=0.75),
     "apshim-asteal": apshim(policy="asteal"),
     "apshim-equi": apshim(policy="static"),
     "apshim-inst": apshim(policy="inst"),
+    "apshim-cap": apshim(cap=True),
 }
+for _ms in EST_CYCLES_MS:
+    ALL[f"apshim-ec{_ms}"] = apshim(est_cycle_ms=_ms)
+    ALL[f"apshim-inst-ec{_ms}"] = apshim(policy="inst", est_cycle_ms=_ms)
+
+META = {
+    "native": "nothing: every job takes all cores (libomp spins 200 ms when idle)",
+    "passive": "OMP_WAIT_POLICY=passive (idle OpenMP threads sleep at once)",
+    "static": "static equipartition: each job --threads P/J, J = jobs in the scenario",
+    "load_balance": "libomp's adaptive mode: OMP_DYNAMIC=true KMP_DYNAMIC_MODE=load_balance",
+    "one-worker": "--threads 1, each job alone (the one-worker time T1 for the greedy bound)",
+    "backoff-1ms": "tuned backoff, no allotment: KMP_BLOCKTIME=1 GOMP_SPINCOUNT=10000 (the shim's own setting)",
+    "backoff-10ms": "backoff: KMP_BLOCKTIME=10 GOMP_SPINCOUNT=10000000",
+    "backoff-50ms": "backoff: KMP_BLOCKTIME=50 GOMP_SPINCOUNT=50000000",
+    "apshim": "LD_PRELOAD=libapshim.so: WSAP, eta 0.5, est_cycle 5 ms, private table",
+    "apshim-eta0.25": "apshim, APSHIM_ETA=0.25",
+    "apshim-eta0.75": "apshim, APSHIM_ETA=0.75 (Sen's P3 setting)",
+    "apshim-asteal": "apshim, APSHIM_POLICY=asteal (A-Steal, multiplicative)",
+    "apshim-equi": "apshim, APSHIM_POLICY=static: desire = P always, i.e. dynamic equipartition",
+    "apshim-inst": "apshim, APSHIM_POLICY=inst: instantaneous-parallelism strawman (Sen §4.2)",
+    "apshim-cap": "apshim with Sen's allocation limit (O3, P1): each job --threads P/2",
+}
+for _ms in EST_CYCLES_MS:
+    META[f"apshim-ec{_ms}"] = f"apshim, APSHIM_EST_CYCLE_MS={_ms}"
+    META[f"apshim-inst-ec{_ms}"] = f"apshim-inst, APSHIM_EST_CYCLE_MS={_ms}"
+
+
+def is_shim(name):
+    return name.startswith("apshim")
+
+
+def est_cycle_ms(name):
+    return getattr(ALL[name], "est_cycle_ms", None)

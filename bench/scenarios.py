@@ -2,26 +2,76 @@
 
 A workload binary is bench/workloads' `wl_<name>_<runtime>` (runtime: tbb, omp_clang, omp_gcc);
 every one prints `<name> <args> checksum=<c> time_s=<t>` and accepts `--threads N`.
+
+A scenario function takes (build, P, quick) and returns a Scenario. Options on a Scenario:
+  solo            run the jobs one after another, each alone (O1, O2, P3), instead of together
+  analyses        extra tables and plots from bench/run.py's ANALYSES ("allprocs", "overhead",
+                  "greedy", "calibration")
+  trace_configs   configurations whose first repetition's traces are drawn (default: the first
+                  apshim one)
+  calibrate       (job index, fraction): before the repetitions, run that job alone under
+                  `native` with --threads max(1, P/2) to measure T, then every job with
+                  arrival_frac f arrives at f*T (Sen P1: C arrives at t = T/2)
+  notes           text for summary.md, e.g. what P = 2 cannot show
+Job(span_fraction=S/W) gives the analytic critical path as a fraction of the work: with T1
+from the `one-worker` runs, T∞ = T1 * S/W and the greedy bound is T1/P̄ + T∞.
 """
 import os
 
 
 class Job:
-    def __init__(self, name, argv, arrival_s=0.0, env=None, accepts_threads=True):
+    def __init__(self, name, argv, arrival_s=0.0, env=None, accepts_threads=True, span_fraction=None,
+                 arrival_frac=None):
         self.name, self.argv, self.arrival_s = name, argv, arrival_s
         self.env = env or {}
         self.accepts_threads = accepts_threads
+        self.span_fraction = span_fraction
+        self.arrival_frac = arrival_frac
 
 
 class Scenario:
-    def __init__(self, name, description, jobs, configs, reps, P, timeout_s=120):
+    def __init__(self, name, description, jobs, configs, reps, P, timeout_s=120, solo=False, analyses=(),
+                 trace_configs=None, calibrate=None, notes=""):
         self.name, self.description, self.jobs = name, description, jobs
         self.configs, self.reps, self.P, self.timeout_s = configs, reps, P, timeout_s
+        self.solo, self.analyses, self.trace_configs = solo, list(analyses), trace_configs
+        self.calibrate, self.notes = calibrate, notes
+        self.calibrated_T = None
         self.P_override = False
         self.shim_lib = self.gat_path = self.trace_pattern = None
 
     def max_concurrent(self):
-        return len(self.jobs)
+        return 1 if self.solo else len(self.jobs)
+
+
+# Analytic critical path / work (S/W) of the workloads (bench/workloads/README.md).
+def fib_calls(n):
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+
+
+def span_fib(n, cutoff):
+    # calls on the longest path: one per level above the cutoff, then a serial fib(cutoff).
+    c = max(cutoff, 1)
+    return ((n - c) + (2 * fib_calls(c + 1) - 1)) / (2 * fib_calls(n + 1) - 1)
+
+
+def span_loopy(n, units):
+    # n spawns (negligible next to the work) then one task of `units`: S/W = 1/n.
+    return 1.0 / n
+
+
+def span_knary(n, k, r):
+    nodes = (k ** n - 1) // (k - 1) if k > 1 else n
+    s = min(r, k) + (1 if r < k else 0)
+    span_nodes = (s ** n - 1) // (s - 1) if s > 1 else n
+    return span_nodes / nodes
+
+
+def span_phases(su, tasks, tu, reps):
+    return (su + tu) / (su + tasks * tu)
 
 
 def wl(build, name, runtime):
@@ -90,7 +140,144 @@ def loopy_inst(build, P, quick=False):
     jobs = [Job("loopy", [wl(build, "loopy", "tbb")] + loopy, 0.0),
             Job("pfor", [wl(build, "pfor", "tbb"), "2000000", "30"], 0.0)]
     return Scenario("loopy_inst", "LOOPY (oneTBB) with a co-runner: WSAP vs the instantaneous-parallelism strawman.",
-                    jobs, ["native", "apshim", "apshim-inst", "apshim-asteal", "apshim-equi"], 2 if quick else 5, P)
+                    jobs, ["native", "apshim", "apshim-inst", "apshim-asteal", "apshim-equi"], 2 if quick else 5, P,
+                    analyses=["allprocs"], trace_configs=["apshim", "apshim-inst"])
+
+
+P2_NOTE = ("P = 2 here: two jobs of two threads on two cores oversubscribe only mildly, so the "
+           "effects of Sen's P = 16 experiment are small or absent; run with --P on a larger machine.")
+
+
+def solo_jobs(build, quick, runtime="tbb"):
+    """O1/O2/P3's jobs: parallelism far above P, each run alone (Sen Fig. 7-1's fib, loopy, knary)."""
+    fib = (40, 12) if quick else (42, 12)
+    loopy = (100, 5000) if quick else (200, 5000)
+    knary = (8, 4, 1, 10) if quick else (9, 4, 1, 10)
+    return [Job("fib", [wl(build, "fib", runtime)] + [str(x) for x in fib], span_fraction=span_fib(*fib)),
+            Job("loopy", [wl(build, "loopy", runtime)] + [str(x) for x in loopy], span_fraction=span_loopy(*loopy)),
+            Job("knary", [wl(build, "knary", runtime)] + [str(x) for x in knary],
+                span_fraction=span_knary(*knary[:3]))]
+
+
+EC = [1, 2, 5, 10, 25, 50, 100]
+
+
+def o1_allprocs(build, P, quick=False):
+    """Sen O1: all-procs time (from the job's start until all P workers are at work) against
+    est_cycle, each job alone. apshim-equi (desire = P from the first cycle) is the reference a
+    job with all processors from the start would see (Cilk's column in Sen Fig. 7-3)."""
+    ec = [1, 5, 25, 100] if quick else EC
+    return Scenario("o1_allprocs", "Sen O1: all-procs time against est_cycle; fib, loopy, knary (oneTBB) each alone.",
+                    solo_jobs(build, quick), ["apshim-equi"] + [f"apshim-ec{m}" for m in ec], 2 if quick else 5, P,
+                    solo=True, analyses=["allprocs"],
+                    notes="All-procs time: the trace time (since the job's controller started) of the first "
+                          "est_cycle in which the job's usage reached P. WSAP grows the desire by at most 1/eta "
+                          "= 2x per cycle, so at least log2(P) cycles: 1 at P = 2. Run with --P 8 (APSHIM_P=8: "
+                          "the table and oneTBB's CPU view have 8 processors on 2 cores) to see the climb.")
+
+
+def o2_overhead(build, P, quick=False):
+    """Sen O2: running time under the shim against est_cycle, as overhead over native."""
+    ec = [1, 5, 25, 100] if quick else EC
+    return Scenario("o2_overhead", "Sen O2: running-time overhead of the shim against est_cycle; fib, loopy, knary "
+                    "(oneTBB) each alone.", solo_jobs(build, quick), ["native"] + [f"apshim-ec{m}" for m in ec],
+                    2 if quick else 5, P, solo=True, analyses=["overhead"],
+                    notes="Overhead = median running time under the shim / native - 1. A job alone starts with "
+                          "one processor under the shim (desire 1) and climbs; at P = 2 that costs at most one "
+                          "est_cycle at half speed, so large est_cycles show it.")
+
+
+def o3_process_control(build, P, quick=False):
+    """Sen O3: two LOOPY jobs with long tasks; the second arrives after the first reached all
+    procs. The first job's workers finish their long task before they park, so for a while the
+    workers exceed P. apshim-cap (each job limited to P/2 from the start) never exceeds P."""
+    loopy = (4, 100000) if quick else (8, 200000)
+    argv = [wl(build, "loopy", "tbb")] + [str(x) for x in loopy]
+    jobs = [Job("loopy_a", argv, 0.0, span_fraction=span_loopy(*loopy)),
+            Job("loopy_b", argv, 0.05, span_fraction=span_loopy(*loopy))]
+    return Scenario("o3_process_control", "Sen O3: process control when workers exceed P: two LOOPY jobs (oneTBB) with "
+                    f"{loopy[1] // 1000} ms tasks, the second arriving 50 ms after the first.", jobs,
+                    ["native", "static", "apshim", "apshim-cap"], 2 if quick else 5, P,
+                    notes="At P = 2 the excess is one worker (3 on 2 cores) for at most one task length; with "
+                          "--P 4 or more the first job holds more workers (APSHIM_P on 2 cores oversubscribes "
+                          "all configurations alike only under the shim, so compare apshim with apshim-cap).")
+
+
+def p1_arrival(build, P, quick=False, half=False):
+    """Sen P1: three identical fib jobs; A and B at t = 0, C at t = 0 or at T/2, T = one job's
+    time on P/2 processors (measured before the repetitions)."""
+    fib = ["41", "12"] if quick else ["43", "12"]
+    argv = [wl(build, "fib", "tbb")] + fib
+    sf = span_fib(int(fib[0]), int(fib[1]))
+    jobs = [Job("A", argv, 0.0, span_fraction=sf), Job("B", argv, 0.0, span_fraction=sf),
+            Job("C", argv, 0.0, span_fraction=sf, arrival_frac=0.5 if half else None)]
+    name = "p1_arrival_half" if half else "p1_arrival_t0"
+    return Scenario(name, f"Sen P1: three fib({fib[0]}) jobs (oneTBB); A and B at 0, C at "
+                    f"{'T/2' if half else '0'}.", jobs, ["native", "static", "apshim", "apshim-cap"],
+                    2 if quick else 5, P, calibrate=(0, 0.5) if half else None, analyses=["calibration"],
+                    notes="Sen limited every job to P/2 (apshim-cap here). At P = 2 that is one worker: "
+                          "apshim-cap then equals static, and the difference between fixed and dynamic "
+                          "allotments is one processor; run with --P on a larger machine for Sen's picture.")
+
+
+def p2_complementary(build, P, quick=False):
+    """Sen P2 proper: job A runs a serial phase then a parallel phase, job B the reverse."""
+    args = ["150000", "300", "1000", "1"] if quick else ["500000", "1000", "1000", "1"]
+    argv = [wl(build, "phases", "tbb")] + args
+    sf = span_phases(*[int(a) for a in args])
+    jobs = [Job("A_serial_first", argv, 0.0, span_fraction=sf),
+            Job("B_parallel_first", argv + ["--reverse"], 0.0, span_fraction=sf)]
+    return Scenario("p2_complementary", "Sen P2: complementary parallelism profiles (oneTBB phases: A serial then "
+                    "parallel, B parallel then serial).", jobs, ["native", "static", "apshim", "one-worker"],
+                    2 if quick else 5, P, analyses=["greedy"],
+                    notes="At P = 2 a job in its serial phase uses exactly its static share (1 = P/2), so "
+                          "dynamic allotment has nothing to give back: expect apshim = static here. Sen's "
+                          "30% gain needs P/2 > 1 (run with --P on a larger machine).")
+
+
+def p3_greedy(build, P, quick=False):
+    """Sen P3: running time under the shim (eta 0.75) against the greedy bound T1/P̄ + T∞."""
+    return Scenario("p3_greedy", "Sen P3: the greedy-scheduling bound; fib, loopy, knary (oneTBB) each alone.",
+                    solo_jobs(build, quick), ["one-worker", "native", "apshim-eta0.75", "apshim"],
+                    2 if quick else 5, P, solo=True, analyses=["greedy"],
+                    notes="T1 = median running time of the one-worker runs (--threads 1, alone); T∞ = T1 * "
+                          "S/W with S/W the analytic critical path over work (fib: calls on the longest path, "
+                          "loopy: 1/n, knary: span nodes / nodes); P̄ = mean usage over the trace's est_cycles.")
+
+
+def fig7_4(build, P, quick=False):
+    """Sen Fig. 7-4: LOOPY alone, all-procs time under WSAP and the instantaneous-parallelism
+    estimator, against est_cycle."""
+    loopy = (100, 5000) if quick else (200, 5000)
+    ec = [1, 5, 25, 100]
+    jobs = [Job("loopy", [wl(build, "loopy", "tbb")] + [str(x) for x in loopy], span_fraction=span_loopy(*loopy))]
+    configs = [c for m in ec for c in (f"apshim-ec{m}", f"apshim-inst-ec{m}")]
+    return Scenario("fig7_4", "Sen Fig. 7-4: LOOPY (oneTBB) alone, all-procs time: WSAP vs instantaneous "
+                    "parallelism, against est_cycle.", jobs, configs, 2 if quick else 5, P, solo=True,
+                    analyses=["allprocs", "overhead"], trace_configs=["apshim-ec5", "apshim-inst-ec5"],
+                    notes="At P = 2 the question is whether the inst estimator ever asks for the second "
+                          "processor; run with --P 8 for the climb.")
+
+
+def haselsteiner(build, P, quick=False, runtime="omp_clang"):
+    """Haselsteiner's question: is a tuned backoff (idle threads sleep soon) as good as adaptive
+    allotment? An OpenMP job with serial phases next to a parallel-for job: idle spinning
+    threads of the first steal the second's cycles unless they back off."""
+    phases = ["150000", "300", "1000", "2"] if quick else ["300000", "400", "1200", "3"]
+    pfor = ["2000000", "30"] if quick else ["4000000", "40"]
+    jobs = [Job("phases", [wl(build, "phases", runtime)] + phases, 0.0, span_fraction=span_phases(*map(int, phases))),
+            Job("pfor", [wl(build, "pfor", runtime)] + pfor, 0.0)]
+    configs = ["native", "passive", "backoff-1ms", "backoff-10ms", "backoff-50ms", "load_balance", "apshim",
+               "apshim-equi"]
+    if runtime != "omp_clang":
+        configs.remove("load_balance")
+    suffix = "" if runtime == "omp_clang" else "_gomp"
+    return Scenario(f"haselsteiner{suffix}", f"Haselsteiner: tuned backoff vs adaptive allotment; OpenMP ({runtime}) "
+                    "phases job next to a parallel-for job.", jobs, configs, 2 if quick else 5, P,
+                    notes="native spins 200 ms (libomp) before sleeping, passive sleeps at once, backoff-N "
+                          "spins N ms; backoff-1ms is the shim's own wait setting without its allotment, so "
+                          "apshim vs the best backoff answers the question on this machine. oneTBB has no "
+                          "backoff knob (its scheduler backs off by itself).")
 
 
 ALL = {
@@ -103,4 +290,14 @@ ALL = {
     "overhead_fib_tbb": overhead,
     "overhead_fibcut_tbb": lambda build, P, quick=False: overhead(build, P, quick, "fibcut"),
     "overhead_pfor_tbb": lambda build, P, quick=False: overhead(build, P, quick, "pfor"),
+    "o1_allprocs": o1_allprocs,
+    "o2_overhead": o2_overhead,
+    "o3_process_control": o3_process_control,
+    "p1_arrival_t0": p1_arrival,
+    "p1_arrival_half": lambda build, P, quick=False: p1_arrival(build, P, quick, half=True),
+    "p2_complementary": p2_complementary,
+    "p3_greedy": p3_greedy,
+    "fig7_4": fig7_4,
+    "haselsteiner": haselsteiner,
+    "haselsteiner_gomp": lambda build, P, quick=False: haselsteiner(build, P, quick, runtime="omp_gcc"),
 }
