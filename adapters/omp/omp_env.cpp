@@ -1,7 +1,9 @@
 // Before main: short spin-waits for both OpenMP runtimes, fork handling, and the program's own
-// thread-count setting (an upper bound the shim keeps).
+// thread-count setting (an upper bound the shim keeps) and dynamic-adjustment setting.
 #include <dlfcn.h>
 #include <pthread.h>
+
+#include <strings.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -11,6 +13,7 @@
 namespace apshim::omp_adapter {
 
 std::atomic<int> g_user_threads{0};  // omp_set_num_threads / OMP_NUM_THREADS, 0 = none
+std::atomic<bool> g_exact_teams{false};  // the program turned dynamic adjustment off itself
 
 namespace {
 
@@ -27,12 +30,15 @@ __attribute__((constructor(110))) void omp_setup() {
     if (!user_wait && !std::getenv("KMP_BLOCKTIME")) setenv("KMP_BLOCKTIME", "1", 0);
     if (!user_wait && !std::getenv("GOMP_SPINCOUNT")) setenv("GOMP_SPINCOUNT", "10000", 0);
     if (const char* n = std::getenv("OMP_NUM_THREADS")) g_user_threads.store(std::atoi(n));  // "4,2": 4
+    if (const char* d = std::getenv("OMP_DYNAMIC")) g_exact_teams.store(strcasecmp(d, "false") == 0);
     pthread_atfork(nullptr, nullptr, &fork_child);
 }
 
 }  // namespace
 
 int user_thread_setting() noexcept { return g_user_threads.load(std::memory_order_relaxed); }
+
+bool exact_teams() noexcept { return g_exact_teams.load(std::memory_order_relaxed); }
 
 }  // namespace apshim::omp_adapter
 
@@ -43,4 +49,15 @@ extern "C" __attribute__((visibility("default"))) void omp_set_num_threads(int n
     static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "omp_set_num_threads"));
     if (n > 0) apshim::omp_adapter::g_user_threads.store(n, std::memory_order_relaxed);
     if (real) real(n);
+}
+
+// omp_set_dynamic(0) (or OMP_DYNAMIC=false) is the program saying that it relies on getting the
+// team sizes it asks for (OpenMP: with dyn-var false a region gets exactly the requested number
+// of threads); the shim then stops sizing teams at forks and only parks threads inside regions
+// (LLVM's runtime tests omp_in_parallel, omp_barrier, kmp_task_modifier_*: tests/peer/RESULTS.md).
+extern "C" __attribute__((visibility("default"))) void omp_set_dynamic(int dynamic) {
+    using Fn = void (*)(int);
+    static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "omp_set_dynamic"));
+    apshim::omp_adapter::g_exact_teams.store(dynamic == 0, std::memory_order_relaxed);
+    if (real) real(dynamic);
 }

@@ -46,7 +46,8 @@ extern State g_gomp_state;  // libgomp (gcc -fopenmp programs)
 // The program's own request (num_threads clause, omp_set_num_threads, OMP_NUM_THREADS) stays an
 // upper bound; a default request gets the allotment, up to APSHIM_P even above the core count.
 // Before the first allotment, default teams get P threads, so that a program made of one long
-// region starts wide and parking (parking.hpp) adapts it from there.
+// region starts wide and parking (parking.hpp) adapts it from there. While exact_teams(), the
+// request is left alone (returns `requested`).
 int team_size(State& s, int requested) noexcept;
 
 // team_size(), further capped so that the extra threads of all concurrent outermost teams stay
@@ -58,6 +59,10 @@ void release_team(State& s, int reserved) noexcept;
 
 // The program's own thread-count setting if any (omp_set_num_threads or OMP_NUM_THREADS), else 0.
 int user_thread_setting() noexcept;
+
+// True after the program turned dynamic adjustment off itself (omp_set_dynamic(0), or
+// OMP_DYNAMIC=false in its environment): teams then get exactly what the program asks for.
+bool exact_teams() noexcept;
 
 // `name` from the same library that defines `defined` (a real entry point found with
 // RTLD_NEXT). With libomp and libgomp both loaded, RTLD_NEXT alone could answer omp_* from the
