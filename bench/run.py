@@ -388,7 +388,7 @@ def analysis_greedy(sc, rows, out_dir):
         return text, None
     fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(bars)), 4))
     x = range(len(bars))
-    ax.bar([i - 0.2 for i in x], [b[1] for b in bars], 0.4, label="greedy bound T1/P̄ + T∞", color="#bbb")
+    ax.bar([i - 0.2 for i in x], [b[1] for b in bars], 0.4, label=r"greedy bound $T_1/\bar{P} + T_\infty$", color="#bbb")
     ax.bar([i + 0.2 for i in x], [b[2] for b in bars], 0.4, label="measured T (median)", color="#2a7")
     ax.set_xticks(list(x))
     ax.set_xticklabels([b[0] for b in bars], fontsize=7)

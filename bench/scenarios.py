@@ -254,7 +254,7 @@ def fig7_4(build, P, quick=False):
     configs = [c for m in ec for c in (f"apshim-ec{m}", f"apshim-inst-ec{m}")]
     return Scenario("fig7_4", "Sen Fig. 7-4: LOOPY (oneTBB) alone, all-procs time: WSAP vs instantaneous "
                     "parallelism, against est_cycle.", jobs, configs, 2 if quick else 5, P, solo=True,
-                    analyses=["allprocs", "overhead"], trace_configs=["apshim-ec5", "apshim-inst-ec5"],
+                    analyses=["allprocs"], trace_configs=["apshim-ec5", "apshim-inst-ec5"],
                     notes="At P = 2 the question is whether the inst estimator ever asks for the second "
                           "processor; run with --P 8 for the climb.")
 
