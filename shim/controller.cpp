@@ -140,6 +140,10 @@ void Controller::run() noexcept {
         for (auto& slot : adapters_)
             if (Adapter* a = slot.load()) a->set_active(s.allotment);
     }
+    // Start every adapter's measurement window here: busy time from before the controller
+    // existed (threads ran while the table was being joined) would inflate the first cycle.
+    for (auto& slot : adapters_)
+        if (Adapter* a = slot.load()) a->sample();
     s.t0 = s.last = now_ns();
     log(LogLevel::debug, "controller up: P=%d est_cycle=%.2f ms eta=%.2f policy=%s", s.P, s.cycle_ns / 1e6, opts_.eta,
         s.estimator->name());
