@@ -12,8 +12,11 @@ was not killed must finish with the right answer (children included).
 Invariants (from `apshim status --json`, a snapshot taken under the table lock):
   - every live job holds >= 1 processor; the sum of allotments <= P while jobs <= P;
   - allotments are fair, efficient and conservative (Sen §5.1) with respect to the rows' desires;
-  - no row of a dead process survives three est_cycles after its death while a live job runs;
-  - no lost rows: every job we started and did not kill, still running, has its row.
+  - no row of a dead process is still there once a live job has updated the table more than one
+    est_cycle after the death (every update reclaims rows of processes gone, and one at least
+    every est_cycle checks all rows against /proc, zombies included); updates are dated by the
+    rows' heartbeats (`apshim status`'s HEARTBEAT column), so a starved machine cannot fake one;
+  - no lost rows: a stand-in table job keeps its row from its join until it leaves.
 Rows of processes we did not start (children that fault programs fork, with or without exec)
 obey the same dead-row rule; a child is dead from the first check that finds it gone or a zombie.
 The campaign is a child subreaper: children orphaned by a killed parent are reaped here and must
@@ -100,6 +103,26 @@ def proc_state(pid):
         return None
     fields = stat[stat.rindex(")") + 2:].split()
     return fields[0], int(fields[19])
+
+
+def status_with_heartbeats(shim, env):
+    """`apshim status` (the text form: it has each row's heartbeat age) as
+    {"P": P, "jobs": [{"pid", "desire", "allotment", "updated"}]}, where "updated" is a
+    time.monotonic() no later than the row's last update; None when there is no table."""
+    before = time.monotonic()
+    r = subprocess.run([shim.cli, "status"], env=env, capture_output=True, text=True, timeout=10)
+    if r.returncode != 0:
+        return None
+    lines = r.stdout.splitlines()
+    P = int(re.search(r"\bP=(\d+)", lines[0]).group(1))
+    jobs = []
+    for line in lines[2:]:
+        f = line.split()
+        # PID NAME... DESIRE ALLOTMENT USAGE ETA HEARTBEAT (a name may hold spaces)
+        age_ms = float(f[-1].removesuffix("ms"))
+        jobs.append({"pid": int(f[0]), "desire": int(f[-5]), "allotment": int(f[-4]),
+                     "updated": before - (age_ms + 1) / 1000})
+    return {"P": P, "jobs": jobs}
 
 
 def children_of_self():
@@ -226,7 +249,7 @@ def main():
             killed.clear()
 
     def check():
-        s = shim.status(env)
+        s = status_with_heartbeats(shim, env)
         if s is None:
             return
         jobs = s["jobs"]
@@ -245,32 +268,39 @@ def main():
                     counts["children_rows"] += 1
             # A row of a process we did not start (a fault program's child): dead from the first
             # check that finds it gone or a zombie.
-            if pid not in started_st and pid not in running and pid not in dead_at:
+            if pid not in running and pid not in dead_at:
                 st = proc_state(pid)
                 if st is None or st[0] in "ZX":
                     dead_at[pid] = now
-        # A dead row must be gone once a job that was already registered when it died has had
-        # three est_cycles to update (jobs still starting, or not using a runtime yet, do not
-        # update the table, so they cannot be expected to reclaim anything).
-        updaters = [row_seen_at[pid] for pid in rows if pid in running]
-        if updaters:
-            stale = []
+        # A dead row must be gone once a live job (one of ours, so no reused pid) has updated
+        # more than one est_cycle after the death.
+        updated = [j["updated"] for j in jobs if j["pid"] in running]
+        if updated:
+            latest = max(updated)
+            stale, reused = [], []
             for pid, t in dead_at.items():
-                if pid in rows and min(updaters) <= t and now - t > 3 * cycle_s + 0.05:
+                if pid in rows and latest > t + cycle_s + 0.001:
                     st = proc_state(pid)
-                    if st is not None and st[0] not in "ZX" and pid not in started_st:
-                        continue  # the pid was reused by a process we did not start
-                    stale.append(pid)
+                    if st is not None and st[0] not in "ZX":
+                        reused.append(pid)  # the pid now belongs to a process we did not start
+                    else:
+                        stale.append(pid)
+            for pid in reused:
+                del dead_at[pid]
             if stale:
                 counts["violations"] += 1
-                notes.append(f"step {counts['steps']}: rows of dead pids {stale} survive")
+                notes.append(f"step {counts['steps']}: rows of dead pids {stale} survive an update "
+                             f"{(latest - min(dead_at[p] for p in stale)) * 1000:.0f} ms after the death")
+        # No lost rows: a stand-in job (gat_job DESIRE MS) keeps its row from its join until it
+        # leaves, which is at least MS after it started; a row seen and gone before then was lost.
+        # (Whether a job joins at all shows in its exit status.)
         for pid, (p, kind, _, _, _) in running.items():
-            # a job registers when its runtime starts; give it a moment before calling a row lost
-            if pid not in rows and p.poll() is None and now - started_at[pid] > 0.5 and kind == "gat":
+            if kind == "gat" and pid in row_seen_at and pid not in rows and now < started_at[pid] + gat_ms[pid]:
                 counts["violations"] += 1
-                notes.append(f"step {counts['steps']}: live job {pid} has no row")
+                notes.append(f"step {counts['steps']}: live job {pid} lost its row")
 
     started_at = {}
+    gat_ms = {}      # pid -> how long a stand-in job runs, s
     row_seen_at = {}
     for step in range(args.steps):
         counts["steps"] += 1
@@ -287,6 +317,8 @@ def main():
             st = proc_state(p.pid)
             started_st[p.pid] = st[1] if st else 0
             started_at[p.pid] = time.monotonic()
+            if kind == "gat":
+                gat_ms[p.pid] = int(argv[2]) / 1000
             counts["started"] += 1
         elif action < 0.65 and running:
             pid = rng.choice(list(running))
