@@ -68,7 +68,7 @@ void OmpAdapter::after_fork_child() {
 
 int team_size(State& s, int requested) noexcept {
     int limit = s.limit.load(std::memory_order_relaxed);
-    if (limit == kReleased || exact_teams()) return requested;
+    if (limit == kReleased || exact_teams() || (requested > 0 && !dynamic_allowed())) return requested;
     int bound = requested > 0 ? requested : user_thread_setting();
     if (bound <= 0) bound = configured_processors();
     if (bound <= 0) return requested;
@@ -77,7 +77,7 @@ int team_size(State& s, int requested) noexcept {
 
 int reserve_team(State& s, int requested, int& reserved) noexcept {
     reserved = 0;
-    if (exact_teams()) return requested;
+    if (exact_teams() || (requested > 0 && !dynamic_allowed())) return requested;
     int n = team_size(s, requested);
     if (n <= 1) return n;
     int limit = s.limit.load(std::memory_order_relaxed);

@@ -13,7 +13,9 @@
 namespace apshim::omp_adapter {
 
 std::atomic<int> g_user_threads{0};  // omp_set_num_threads / OMP_NUM_THREADS, 0 = none
-std::atomic<bool> g_exact_teams{false};  // the program turned dynamic adjustment off itself
+// The program's dynamic-adjustment setting: -1 none (the runtimes' default, off), 0 it turned
+// dynamic adjustment off itself, 1 it turned it on (omp_set_dynamic, OMP_DYNAMIC).
+std::atomic<int> g_dynamic{-1};
 
 namespace {
 
@@ -30,7 +32,10 @@ __attribute__((constructor(110))) void omp_setup() {
     if (!user_wait && !std::getenv("KMP_BLOCKTIME")) setenv("KMP_BLOCKTIME", "1", 0);
     if (!user_wait && !std::getenv("GOMP_SPINCOUNT")) setenv("GOMP_SPINCOUNT", "10000", 0);
     if (const char* n = std::getenv("OMP_NUM_THREADS")) g_user_threads.store(std::atoi(n));  // "4,2": 4
-    if (const char* d = std::getenv("OMP_DYNAMIC")) g_exact_teams.store(strcasecmp(d, "false") == 0);
+    if (const char* d = std::getenv("OMP_DYNAMIC")) {
+        if (strcasecmp(d, "false") == 0) g_dynamic.store(0);
+        if (strcasecmp(d, "true") == 0) g_dynamic.store(1);
+    }
     pthread_atfork(nullptr, nullptr, &fork_child);
 }
 
@@ -38,7 +43,9 @@ __attribute__((constructor(110))) void omp_setup() {
 
 int user_thread_setting() noexcept { return g_user_threads.load(std::memory_order_relaxed); }
 
-bool exact_teams() noexcept { return g_exact_teams.load(std::memory_order_relaxed); }
+bool exact_teams() noexcept { return g_dynamic.load(std::memory_order_relaxed) == 0; }
+
+bool dynamic_allowed() noexcept { return g_dynamic.load(std::memory_order_relaxed) == 1; }
 
 }  // namespace apshim::omp_adapter
 
@@ -58,6 +65,6 @@ extern "C" __attribute__((visibility("default"))) void omp_set_num_threads(int n
 extern "C" __attribute__((visibility("default"))) void omp_set_dynamic(int dynamic) {
     using Fn = void (*)(int);
     static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "omp_set_dynamic"));
-    apshim::omp_adapter::g_exact_teams.store(dynamic == 0, std::memory_order_relaxed);
+    apshim::omp_adapter::g_dynamic.store(dynamic != 0 ? 1 : 0, std::memory_order_relaxed);
     if (real) real(dynamic);
 }

@@ -46,8 +46,9 @@ extern State g_gomp_state;  // libgomp (gcc -fopenmp programs)
 // The program's own request (num_threads clause, omp_set_num_threads, OMP_NUM_THREADS) stays an
 // upper bound; a default request gets the allotment, up to APSHIM_P even above the core count.
 // Before the first allotment, default teams get P threads, so that a program made of one long
-// region starts wide and parking (parking.hpp) adapts it from there. While exact_teams(), the
-// request is left alone (returns `requested`).
+// region starts wide and parking (parking.hpp) adapts it from there. While exact_teams(), and
+// for a num_threads clause (requested > 0) unless dynamic_allowed(), the request is left alone
+// (returns `requested`); threads beyond the allotment in such a team still park inside it.
 int team_size(State& s, int requested) noexcept;
 
 // team_size(), further capped so that the extra threads of all concurrent outermost teams stay
@@ -63,6 +64,12 @@ int user_thread_setting() noexcept;
 // True after the program turned dynamic adjustment off itself (omp_set_dynamic(0), or
 // OMP_DYNAMIC=false in its environment): teams then get exactly what the program asks for.
 bool exact_teams() noexcept;
+
+// True after the program turned dynamic adjustment on itself (omp_set_dynamic(1), OMP_DYNAMIC=true).
+// Until then a num_threads clause is exact: OpenMP promises that many threads, and programs
+// whose threads wait for each other hang with fewer (LLVM's omp_single_nowait and
+// omp_sections_nowait spin until a fourth thread of num_threads(4) arrives; tests/peer).
+bool dynamic_allowed() noexcept;
 
 // `name` from the same library that defines `defined` (a real entry point found with
 // RTLD_NEXT). With libomp and libgomp both loaded, RTLD_NEXT alone could answer omp_* from the

@@ -1,7 +1,7 @@
 """A program that turns dynamic adjustment off (omp_set_dynamic(0), or OMP_DYNAMIC=false) gets
-exactly the teams it asks for under the shim, even while its allotment is smaller (a stand-in
-co-runner holds half the table); with dynamic adjustment left alone the same program's teams
-shrink to the allotment (so this setup does throttle)."""
+exactly the teams it asks for under the shim, and so does a num_threads clause unless the
+program turned dynamic adjustment on, even while the allotment is smaller (a stand-in co-runner
+holds half the table); other teams shrink to the allotment (so this setup does throttle)."""
 import subprocess
 import sys
 import time
@@ -29,6 +29,8 @@ try:
         check.expect(rc == 0 and len(t) == 80 and set(t) == {want}, f"{mode}: every team has {want} threads ({sorted(set(t))}, rc {rc})")
     rc, t = teams("free", OMP_DYNAMIC="true")
     check.expect(rc == 0 and t and min(t[5:]) <= 2, f"OMP_DYNAMIC=true: teams still shrink ({t})")
+    rc, t = teams("clause", OMP_DYNAMIC="true")
+    check.expect(t and min(t[5:]) <= 2, f"OMP_DYNAMIC=true: num_threads(3) teams shrink ({t})")
 finally:
     co.kill()
     co.wait()
