@@ -274,7 +274,7 @@ int Table::join(int desire, double eta, std::string& error) {
     // contention (many jobs on few cores) a futex lock is not fair and a waiter can starve briefly.
     if (!lock(kJoinLockTimeoutNs)) {
         error = describe(path_, "lock not available for 1 s");
-        return -1;
+        return kJoinBusy;
     }
     std::uint64_t now = monotonic_ns();
     int departed = reclaim_dead(now - map_->header.last_scan_ns >= est_cycle_us_ * 1000ull, now);

@@ -55,8 +55,9 @@ public:
     const std::string& path() const { return path_; }
 
     // Adds this process (pid, start time) as a job with `desire`; a row left by this same
-    // process before an exec() is taken over. Returns the slot, or -1 (table full or lock
-    // unavailable; `error` says which).
+    // process before an exec() is taken over. Returns the slot, kJoinBusy (the lock was not
+    // available for 1 s: try again later) or -1 (table full; `error` says why).
+    static constexpr int kJoinBusy = -2;
     int join(int desire, double eta, std::string& error);
     // Writes the job's desire and usage, reclaims dead rows, re-runs DP; returns the job's
     // allotment (>= 1), or -1 when the lock could not be taken within timeout_ns (keep the old

@@ -33,6 +33,14 @@ struct Controller::Impl {
 // Consecutive failed table updates before the controller says so (about 1 s at 5 ms).
 constexpr int kUpdateFailuresToReport = 200;
 
+// Joins that found the lock busy for 1 s are retried this many times in all, after a pause that
+// grows with the attempt and is spread by pid so a burst of jobs does not retry in lock-step.
+constexpr int kJoinAttempts = 8;
+static std::uint64_t join_backoff_ns(int attempt) {
+    std::uint64_t base = 50000000ull << std::min(attempt, 4);  // 100 ms .. 800 ms
+    return base + static_cast<std::uint64_t>(getpid() % 97) * 1000000ull;
+}
+
 Controller::Controller(const Options& options) : opts_(options) {}
 Controller::~Controller() = default;
 
@@ -127,8 +135,18 @@ void Controller::run() noexcept {
     s.cycle_ns = static_cast<std::uint64_t>(s.table->est_cycle_ms() * 1e6);
     if (opts_.P_from_env && s.P != opts_.P)
         log(LogLevel::info, "APSHIM_P=%d ignored: the table %s was created with P=%d", opts_.P, s.table->path().c_str(), s.P);
-    // Sen §6.2: a job starts with desire 1 and explores upwards.
+    // Sen §6.2: a job starts with desire 1 and explores upwards. A burst of hundreds of jobs
+    // starting at once can keep the lock busy past join's 1 s: try again a few times (the job
+    // runs unthrottled meanwhile) instead of staying out of the table for its whole life.
     s.slot = s.table->join(1, opts_.eta, err);
+    for (int attempt = 1; s.slot == gat::Table::kJoinBusy && attempt < kJoinAttempts; ++attempt) {
+        std::uint32_t seen = wake_.load();
+        g.unlock();  // fork() in the host takes this mutex: never sleep holding it
+        wait_until(wake_, seen, now_ns() + join_backoff_ns(attempt));
+        g.lock();
+        if (stopping_.load()) return;
+        s.slot = s.table->join(1, opts_.eta, err);
+    }
     if (s.slot < 0) {
         APSHIM_LOG_ONCE(LogLevel::warn, "%s; running unthrottled", err.c_str());
         return;
