@@ -63,7 +63,6 @@ void Controller::start_thread() noexcept {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    host_sigmask_ = old;
     pthread_getname_np(pthread_self(), host_name_, sizeof host_name_);
     pthread_t t;
     int rc = pthread_create(&t, nullptr, &Controller::thread_main, this);
@@ -86,21 +85,19 @@ void* Controller::thread_main(void* self) noexcept {
 
 namespace {
 
-// While alive, the controller thread looks like a host thread (signal mask and name of the
-// thread that started it), so that threads a runtime creates from here look like its own.
+// While alive, the controller thread carries the name of the thread that started it, so that
+// threads a runtime creates from here (TBB workers woken by set_active) look like its own. Its
+// signal mask stays full: with any signal unblocked, even for a moment each cycle, the
+// controller takes process-directed signals that the program blocks in its own threads to
+// sigwait() for them (oneTBB's test_tbb_fork waited for ever for a SIGCHLD and a SIGALRM the
+// controller had taken; tests/peer/RESULTS.md). Threads created from here start with every
+// signal blocked, so process-directed signals still go to the program's own threads.
 class HostIdentity {
 public:
-    HostIdentity(const sigset_t& mask, const char* name) {
-        pthread_sigmask(SIG_SETMASK, &mask, &saved_);
-        pthread_setname_np(pthread_self(), name);
-    }
-    ~HostIdentity() {
-        pthread_setname_np(pthread_self(), "apshim-ctl");
-        pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
-    }
-
-private:
-    sigset_t saved_;
+    explicit HostIdentity(const char* name) { pthread_setname_np(pthread_self(), name); }
+    ~HostIdentity() { pthread_setname_np(pthread_self(), "apshim-ctl"); }
+    HostIdentity(const HostIdentity&) = delete;
+    HostIdentity& operator=(const HostIdentity&) = delete;
 };
 
 // Sleeps until `deadline_ns` (CLOCK_MONOTONIC) or until *word changes from `seen`.
@@ -154,7 +151,7 @@ void Controller::run() noexcept {
     if (!opts_.trace.empty()) s.trace.open(opts_.trace);
     s.allotment = 1;
     {
-        HostIdentity host(host_sigmask_, host_name_);
+        HostIdentity host(host_name_);
         for (auto& slot : adapters_)
             if (Adapter* a = slot.load()) a->set_active(s.allotment);
     }
@@ -223,8 +220,8 @@ void Controller::run() noexcept {
 
         // 4. Adjust usage: split the allotment among the runtimes by their measured demand.
         // Runtimes may create worker threads inside these calls; those inherit the creating
-        // thread's name and signal mask, so the calls run under the host's identity.
-        HostIdentity host(host_sigmask_, host_name_);
+        // thread's name (HostIdentity) and its full signal mask.
+        HostIdentity host(host_name_);
         int share[kMaxAdapters];
         split_allotment(s.allotment, busy_of, n, share);
         for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);

@@ -52,8 +52,7 @@ private:
     std::atomic<bool> started_{false};
     std::atomic<bool> stopping_{false};
     std::atomic<std::uint32_t> wake_{0};
-    sigset_t host_sigmask_{};  // signal mask of the thread that started the controller
-    char host_name_[16] = "";   // and its name (runtime threads created from here inherit both)
+    char host_name_[16] = "";  // name of the thread that started the controller (runtime threads created from here inherit it)
     bool thread_joinable_ = false;
     unsigned long thread_ = 0;
     std::unique_ptr<Impl> impl_;  // table, estimator, trace: owned by the thread
