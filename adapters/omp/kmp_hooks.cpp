@@ -5,7 +5,10 @@
 //    outermost region, then jumps to the real entry point with the variadic arguments as the
 //    compiler laid them out (registers and stack untouched);
 //  - __kmpc_dispatch_next_*: a thread beyond the allotment parks before its next dynamic or
-//    guided chunk (parking.hpp); a fetch that finds the loop done releases the parked.
+//    guided chunk (parking.hpp); a fetch that finds the loop done releases the parked. Not
+//    inside a doacross loop (__kmpc_doacross_init .. _fini): libomp's nonmonotonic dynamic
+//    schedule (static_steal) gives each thread its own range up front, so a parked thread can
+//    hold the very iteration its teammates wait for (LLVM's kmp_doacross_check hung; tests/peer).
 // Measuring is the OMPT tool's job (ompt_hooks.cpp). No locks, no allocation, no logging here.
 #include <dlfcn.h>
 
@@ -51,6 +54,8 @@ const Real& real() noexcept {
 }
 
 __attribute__((tls_model("initial-exec"))) thread_local kmp_int32 t_clause = 0;
+// Doacross loops this thread is inside (__kmpc_doacross_init seen, _fini not yet).
+__attribute__((tls_model("initial-exec"))) thread_local int t_doacross = 0;
 
 }  // namespace
 }  // namespace apshim::omp_adapter
@@ -133,6 +138,21 @@ __kmpc_fork_call:
 )");
 #endif
 
+extern "C" __attribute__((visibility("default"))) void __kmpc_doacross_init(ident_t* loc, kmp_int32 gtid,
+                                                                          kmp_int32 num_dims, const void* dims) {
+    using Fn = void (*)(ident_t*, kmp_int32, kmp_int32, const void*);
+    static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "__kmpc_doacross_init"));
+    ++t_doacross;
+    if (fn) fn(loc, gtid, num_dims, dims);
+}
+
+extern "C" __attribute__((visibility("default"))) void __kmpc_doacross_fini(ident_t* loc, kmp_int32 gtid) {
+    using Fn = void (*)(ident_t*, kmp_int32);
+    static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "__kmpc_doacross_fini"));
+    if (t_doacross > 0) --t_doacross;
+    if (fn) fn(loc, gtid);
+}
+
 #define APSHIM_KMP_DISPATCH_NEXT(suffix, T)                                                                   \
     extern "C" __attribute__((visibility("default"))) int __kmpc_dispatch_next_##suffix(                     \
         ident_t* loc, kmp_int32 gtid, kmp_int32* p_last, T* p_lb, T* p_ub, T* p_st) {                         \
@@ -140,7 +160,7 @@ __kmpc_fork_call:
         static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "__kmpc_dispatch_next_" #suffix));              \
         const Real& r = real();                                                                               \
         bool on = apshim::shim_enabled() && r.thread_num && r.get_level;                                     \
-        if (on) park_if_surplus(g_kmp_state, kmp_thread_state(), r.thread_num(), r.get_level());             \
+        if (on && t_doacross == 0) park_if_surplus(g_kmp_state, kmp_thread_state(), r.thread_num(), r.get_level());             \
         int more = fn(loc, gtid, p_last, p_lb, p_ub, p_st);                                                   \
         if (on && !more) loop_exhausted(g_kmp_state);                                                         \
         return more;                                                                                          \
