@@ -1,63 +1,223 @@
 #!/usr/bin/env python3
 """Runs another project's test executables natively and under the shim; the pass/fail sets
 must be equal. Third-party code is never part of this repository: build the suite yourself
-(see tests/peer/README.md) and point this script at the folder of test executables.
+(see tests/peer/README.md) and point this script at it.
 
-    tests/peer/compare.py BUILD_DIR TEST_DIR [--glob 'test_*'] [--timeout 300] [--P N]
-                          [--results FILE.md] [--reps 1]
+    tests/peer/compare.py BUILD_DIR TEST_DIR [--glob 'test_*'] [--manifest FILE]
+                          [--timeout 300] [--reps 1] [--P N] [--corunner DESIRE]
+                          [--shim-env VAR=VALUE ...] [--results FILE.md] [--title TEXT]
+                          [--only PATTERN] [--logs DIR] [--no-trace]
+
+Cases: every executable under TEST_DIR whose name matches --glob, run without arguments; or,
+with --manifest, one case per line `NAME [VAR=VALUE ...] PROGRAM [ARG ...]` (shell quoting,
+`#` comments, PROGRAM relative to TEST_DIR).
+
+Each case runs --reps times natively and --reps times under the shim (alternating), each shim
+run with a private table (APSHIM_GAT in a fresh temporary folder) and a trace
+(APSHIM_TRACE, one CSV per process) that shows the shim was attached: controller cycles, the
+allotments it applied, the busy fraction it measured. --P sets APSHIM_P (the table's processor
+count; above the core count libtbb is shown that many CPUs, so it creates that many threads).
+--corunner D starts build/tests/programs/gat_job D in the same table for the duration of each
+shim run, a stand-in job that desires D processors and uses no CPU, so the test's allotment is
+held below its thread count and the shim throttles.
+
+Verdict per case: `same` when every run had the same outcome; `flaky natively` when the
+native runs disagree among themselves and the shim runs show no outcome the native runs did
+not; `DIFF` otherwise (an outcome under the shim never seen natively). Exit status 1 when any
+case is DIFF.
 """
 import argparse
+import csv
 import fnmatch
+import glob
 import os
+import re
+import shlex
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 
+ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
-def run(path, env, timeout):
+
+def load_cases(args):
+    if args.manifest:
+        cases = []
+        with open(args.manifest) as f:
+            for line in f:
+                tok = shlex.split(line, comments=True)
+                if not tok:
+                    continue
+                name, rest = tok[0], tok[1:]
+                env = {}
+                while rest and ASSIGN.match(rest[0]):
+                    k, v = rest.pop(0).split("=", 1)
+                    env[k] = v
+                if not rest:
+                    sys.exit(f"manifest line without a program: {line.strip()}")
+                prog = rest[0] if os.path.isabs(rest[0]) else os.path.join(args.test_dir, rest[0])
+                cases.append((name, env, [prog] + rest[1:]))
+        return cases
+    tests = sorted(os.path.join(root, f) for root, _, files in os.walk(args.test_dir) for f in files
+                   if fnmatch.fnmatch(f, args.glob) and os.access(os.path.join(root, f), os.X_OK)
+                   and not f.endswith((".so", ".cmake", ".txt", ".py", ".sh")))
+    return [(os.path.relpath(t, args.test_dir), {}, [t]) for t in tests]
+
+
+def run(argv, env, timeout):
+    """Outcome ('pass', 'fail(N)', 'signal(NAME)', 'timeout'), seconds, stderr."""
     t = time.monotonic()
+    p = subprocess.Popen(argv, env=env, cwd=os.path.dirname(argv[0]), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+                         start_new_session=True)
     try:
-        r = subprocess.run([path], env=env, capture_output=True, text=True, timeout=timeout, cwd=os.path.dirname(path))
-        return ("pass" if r.returncode == 0 else f"fail({r.returncode})"), time.monotonic() - t
+        _, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        return "timeout", time.monotonic() - t
+        os.killpg(p.pid, signal.SIGKILL)
+        _, err = p.communicate()
+        return "timeout", time.monotonic() - t, err
+    rc = p.returncode
+    if rc == 0:
+        out = "pass"
+    elif rc < 0:
+        out = f"signal({signal.Signals(-rc).name})"
+    else:
+        out = f"fail({rc})"
+    return out, time.monotonic() - t, err
+
+
+def trace_summary(folder):
+    """(cycles, min allotment, max allotment, max busy) over every process's trace."""
+    cycles, allots, busy = 0, [], 0.0
+    for path in glob.glob(os.path.join(folder, "trace.*")):
+        try:
+            with open(path) as f:
+                for row in csv.DictReader(f):
+                    cycles += 1
+                    allots.append(int(row["allotment"]))
+                    busy = max(busy, float(row["busy"]))
+        except (OSError, ValueError, KeyError):
+            continue
+    return cycles, (min(allots) if allots else 0), (max(allots) if allots else 0), busy
+
+
+def verdict(native, shim):
+    if len(set(native)) == 1 and set(shim) == set(native):
+        return "same"
+    if not set(shim) - set(native):
+        return "flaky natively" if len(set(native)) > 1 else "same"
+    return "DIFF"
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("build")
     ap.add_argument("test_dir")
     ap.add_argument("--glob", default="test_*")
-    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--manifest", default=None)
+    ap.add_argument("--only", default=None, help="run only cases whose name matches this fnmatch pattern")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per run")
+    ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--P", type=int, default=None)
+    ap.add_argument("--corunner", type=int, default=None, metavar="DESIRE")
+    ap.add_argument("--shim-env", action="append", default=[], metavar="VAR=VALUE")
+    ap.add_argument("--no-trace", action="store_true")
     ap.add_argument("--results", default=None)
+    ap.add_argument("--title", default=None)
+    ap.add_argument("--logs", default=None, help="folder for the stderr of every run that did not pass")
     args = ap.parse_args()
-    lib = os.path.join(os.path.abspath(args.build), "shim", "libapshim.so")
-    tests = sorted(os.path.join(root, f) for root, _, files in os.walk(args.test_dir) for f in files
-                   if fnmatch.fnmatch(f, args.glob) and os.access(os.path.join(root, f), os.X_OK)
-                   and not f.endswith((".so", ".cmake", ".txt")))
+    args.test_dir = os.path.abspath(args.test_dir)
+    build = os.path.abspath(args.build)
+    lib = os.path.join(build, "shim", "libapshim.so")
+    gat_job = os.path.join(build, "tests", "programs", "gat_job")
+    if not os.path.exists(lib):
+        sys.exit(f"no shim at {lib}")
+    if args.corunner and not os.path.exists(gat_job):
+        sys.exit(f"--corunner needs {gat_job}")
+    cases = load_cases(args)
+    if args.only:
+        cases = [c for c in cases if fnmatch.fnmatch(c[0], args.only)]
     base = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_") and k != "LD_PRELOAD"}
-    rows, differ = [], []
-    for i, t in enumerate(tests):
-        native, tn = run(t, base, args.timeout)
-        env = dict(base, LD_PRELOAD=lib, APSHIM_GAT=os.path.join(tempfile.mkdtemp(prefix="apshim-peer-"), "gat"))
-        if args.P:
-            env["APSHIM_P"] = str(args.P)
-        shim, ts = run(t, env, args.timeout)
-        name = os.path.relpath(t, args.test_dir)
-        rows.append((name, native, shim, tn, ts))
-        if native != shim:
+    rows, differ, flaky, notes = [], [], [], {}
+    if args.logs:
+        os.makedirs(args.logs, exist_ok=True)
+
+    def keep(name, side, rep, out, err):
+        if args.logs and out != "pass":
+            fn = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{name}.{side}.{rep}.err")
+            with open(os.path.join(args.logs, fn), "w") as f:
+                f.write(f"{out}\n{err}")
+    for i, (name, cenv, argv) in enumerate(cases):
+        native, shim, tn, ts, traces = [], [], 0.0, 0.0, []
+        for rep in range(args.reps):
+            out, dt, err = run(argv, dict(base, **cenv), args.timeout)
+            keep(name, "native", rep, out, err)
+            native.append(out)
+            tn += dt
+            tmp = tempfile.mkdtemp(prefix="apshim-peer-")
+            env = dict(base, **cenv, LD_PRELOAD=lib, APSHIM_GAT=os.path.join(tmp, "gat"))
+            if not args.no_trace:
+                env["APSHIM_TRACE"] = os.path.join(tmp, "trace.%p")
+            if args.P:
+                env["APSHIM_P"] = str(args.P)
+            for kv in args.shim_env:
+                k, v = kv.split("=", 1)
+                env[k] = v
+            co = None
+            if args.corunner:
+                co_env = {k: v for k, v in env.items() if k not in ("LD_PRELOAD", "APSHIM_TRACE")}
+                co = subprocess.Popen([gat_job, str(args.corunner), str(10 * 1000 * (args.timeout + 60))], env=co_env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(0.05)  # let it join first
+            out, dt, err = run(argv, env, args.timeout)
+            if co:
+                co.kill()
+                co.wait()
+            keep(name, "shim", rep, out, err)
+            shim.append(out)
+            ts += dt
+            traces.append(trace_summary(tmp))
+            for line in err.splitlines():
+                if line.startswith("apshim["):
+                    notes.setdefault(name, set()).add(re.sub(r"^apshim\[\d+\]", "apshim", line)[:200])
+            shutil.rmtree(tmp, ignore_errors=True)
+        v = verdict(native, shim)
+        if v == "DIFF":
             differ.append(name)
-        print(f"[{i + 1}/{len(tests)}] {name:<50} native {native:<10} shim {shim:<10} {tn:6.1f}s {ts:6.1f}s", flush=True)
-    lines = [f"| test | native | under the shim | native s | shim s |", "|---|---|---|---:|---:|"]
-    lines += [f"| {n} | {a} | {b} | {x:.1f} | {y:.1f} |" for n, a, b, x, y in rows]
-    summary = (f"{len(rows)} tests; native passed {sum(r[1] == 'pass' for r in rows)}, under the shim passed "
-               f"{sum(r[2] == 'pass' for r in rows)}; differing outcomes: {len(differ)} {differ}")
+        elif v == "flaky natively":
+            flaky.append(name)
+        cyc = sum(t[0] for t in traces)
+        amin = min((t[1] for t in traces if t[0]), default=0)
+        amax = max((t[2] for t in traces if t[0]), default=0)
+        busy = max((t[3] for t in traces), default=0.0)
+        rows.append((name, native, shim, v, tn / args.reps, ts / args.reps, cyc, amin, amax, busy))
+        show = lambda o: o[0] if len(set(o)) == 1 else ",".join(o)
+        print(f"[{i + 1}/{len(cases)}] {name:<48} native {show(native):<10} shim {show(shim):<10} {v:<14} "
+              f"{tn / args.reps:6.1f}s {ts / args.reps:6.1f}s cycles {cyc} allot {amin}-{amax} busy {busy:.2f}", flush=True)
+    npass = sum(all(o == "pass" for o in r[1]) for r in rows)
+    spass = sum(all(o == "pass" for o in r[2]) for r in rows)
+    attached = sum(r[6] > 0 for r in rows)
+    summary = (f"{len(rows)} cases x {args.reps} runs each way; passed in every run natively: {npass}, "
+               f"under the shim: {spass}; differing (DIFF): {len(differ)} {differ}; flaky natively: "
+               f"{len(flaky)} {flaky}; shim controller traced in {attached} cases")
     print(summary)
     if args.results:
-        with open(args.results, "w") as f:
-            f.write(summary + "\n\n" + "\n".join(lines) + "\n")
+        opts = f"APSHIM_P={args.P or '(default)'}" + (f", co-runner desire {args.corunner}" if args.corunner else "") + \
+               "".join(f", {kv}" for kv in args.shim_env) + f", timeout {args.timeout} s, reps {args.reps}"
+        lines = [f"## {args.title or os.path.basename(args.test_dir)}", "", opts, "", summary, "",
+                 "| case | native | under the shim | verdict | native s | shim s | shim cycles | allotment | max busy |",
+                 "|---|---|---|---|---:|---:|---:|---|---:|"]
+        fmt = lambda o: o[0] if len(set(o)) == 1 else " ".join(o)
+        lines += [f"| {n} | {fmt(a)} | {fmt(b)} | {v} | {x:.1f} | {y:.1f} | {c} | {lo}-{hi} | {bz:.2f} |"
+                  for n, a, b, v, x, y, c, lo, hi, bz in rows]
+        if notes:
+            lines += ["", "Shim messages on stderr:", ""]
+            lines += [f"- {n}: " + "; ".join(sorted(m)) for n, m in sorted(notes.items())]
+        with open(args.results, "a") as f:
+            f.write("\n".join(lines) + "\n\n")
     return 1 if differ else 0
 
 
