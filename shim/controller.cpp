@@ -59,9 +59,14 @@ void Controller::adapter_started(Adapter& a) noexcept {
 void Controller::start_thread() noexcept {
     std::lock_guard<std::mutex> g(mutex_);
     if (started_.load() || stopping_.load()) return;
-    // The controller must never run the host's signal handlers: block everything in it.
+    // The controller must never take the host's asynchronous signals: block them all. The
+    // synchronous fault signals stay open: they only ever go to the thread that faulted, and
+    // threads a runtime creates from the controller inherit this mask, so a program's SIGSEGV
+    // handler (a crash reporter) still runs for a fault in such a thread instead of the kernel
+    // killing the process past a blocked handler.
     sigset_t all, old;
     sigfillset(&all);
+    for (int sync_signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigdelset(&all, sync_signal);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_getname_np(pthread_self(), host_name_, sizeof host_name_);
     pthread_t t;
@@ -87,11 +92,11 @@ namespace {
 
 // While alive, the controller thread carries the name of the thread that started it, so that
 // threads a runtime creates from here (TBB workers woken by set_active) look like its own. Its
-// signal mask stays full: with any signal unblocked, even for a moment each cycle, the
-// controller takes process-directed signals that the program blocks in its own threads to
+// signal mask stays closed (all but the fault signals): with any other signal unblocked, even
+// for a moment each cycle, the controller takes process-directed signals that the program blocks in its own threads to
 // sigwait() for them (oneTBB's test_tbb_fork waited for ever for a SIGCHLD and a SIGALRM the
-// controller had taken; tests/peer/RESULTS.md). Threads created from here start with every
-// signal blocked, so process-directed signals still go to the program's own threads.
+// controller had taken; tests/peer/RESULTS.md). Threads created from here start with those
+// signals blocked, so process-directed signals still go to the program's own threads.
 class HostIdentity {
 public:
     explicit HostIdentity(const char* name) { pthread_setname_np(pthread_self(), name); }
