@@ -1,16 +1,31 @@
-# APSHIM_SANITIZE=address|thread|undefined builds the project's own code with that sanitizer.
-# A preloaded shim cannot carry ASan/TSan into an uninstrumented host (the runtime must come first),
-# so sanitizer builds exercise the unit tests and the integration programs linked directly
-# (see tests/CMakeLists.txt); the LD_PRELOAD tests are skipped there.
+# APSHIM_SANITIZE=address|address+undefined|thread|undefined builds the project's own code with that sanitizer.
+#
+# The integration test programs under tests/ (all but tests/unit) stand for real, uninstrumented
+# hosts: they are compiled WITHOUT the sanitizer and only linked with it (so the ones that link
+# our own libraries, gat_job and gat_fill, get the runtime those need). Under ThreadSanitizer an
+# instrumented OpenMP/TBB program beside uninstrumented libgomp/libomp/libtbb reports nothing but
+# false races (it cannot see their barriers); under ASan the programs' own accesses are not what
+# we test. A preloaded sanitized libapshim.so needs the sanitizer runtime first in LD_PRELOAD:
+# scripts/test.sh passes it to the tests as TEST_PRELOAD_FIRST (tests/README-sanitizers.md).
+set(_apshim_host_program
+    "$<AND:$<PATH:IS_PREFIX,${PROJECT_SOURCE_DIR}/tests,$<TARGET_PROPERTY:SOURCE_DIR>>,$<NOT:$<PATH:IS_PREFIX,${PROJECT_SOURCE_DIR}/tests/unit,$<TARGET_PROPERTY:SOURCE_DIR>>>>")
+macro(_apshim_sanitize)
+  foreach(_flag ${ARGN})
+    add_compile_options("$<$<NOT:${_apshim_host_program}>:${_flag}>")
+  endforeach()
+endmacro()
 if(APSHIM_SANITIZE STREQUAL "address")
-  add_compile_options(-fsanitize=address -fno-omit-frame-pointer)
+  _apshim_sanitize(-fsanitize=address -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address)
+elseif(APSHIM_SANITIZE STREQUAL "address+undefined")
+  _apshim_sanitize(-fsanitize=address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
 elseif(APSHIM_SANITIZE STREQUAL "thread")
-  add_compile_options(-fsanitize=thread)
+  _apshim_sanitize(-fsanitize=thread)
   add_link_options(-fsanitize=thread)
 elseif(APSHIM_SANITIZE STREQUAL "undefined")
-  add_compile_options(-fsanitize=undefined -fno-sanitize-recover=all)
+  _apshim_sanitize(-fsanitize=undefined -fno-sanitize-recover=all)
   add_link_options(-fsanitize=undefined)
 elseif(NOT APSHIM_SANITIZE STREQUAL "")
-  message(FATAL_ERROR "APSHIM_SANITIZE must be '', address, thread or undefined (got '${APSHIM_SANITIZE}')")
+  message(FATAL_ERROR "APSHIM_SANITIZE must be '', address, address+undefined, thread or undefined (got '${APSHIM_SANITIZE}')")
 endif()

@@ -85,9 +85,11 @@ public:
 
     void after_fork_child() {
         // The child's TBB is not ours to steer through the parent's control object (TBB itself
-        // does not survive fork well); start over, measured afresh.
-        state().control.store(nullptr);
-        state().retired.store(nullptr);
+        // does not survive fork well); start over, measured afresh. The parent's control is
+        // neither destroyed nor freed (the child's copy of TBB's control list still points at
+        // it) but kept reachable, so LeakSanitizer does not call it a leak in every forked child.
+        if (void* c = state().control.exchange(nullptr)) forked_controls_[forks_++ % kForkedControls] = c;
+        if (void* c = state().retired.exchange(nullptr)) forked_controls_[forks_++ % kForkedControls] = c;
         control_value_ = 0;
         sampler_.reset();
     }
@@ -112,6 +114,10 @@ private:
 
     ControlFn create_ = nullptr, destroy_ = nullptr;
     int control_value_ = 0;  // value of the live control in state().control, 0 when none
+    // Controls (live or retired) inherited through fork: the last few; older ones are dropped.
+    static constexpr unsigned kForkedControls = 8;
+    void* forked_controls_[kForkedControls] = {};
+    unsigned forks_ = 0;
     SlotSampler sampler_;
 };
 

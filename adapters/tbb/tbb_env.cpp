@@ -47,19 +47,30 @@ int apshim::tbb_adapter::tbb_default_concurrency() noexcept {
     return P > real_cpu_count ? P : real_cpu_count;
 }
 
-extern "C" __attribute__((visibility("default"))) long sysconf(int name) {
+// A sanitizer runtime preloaded ahead of the shim (tests/README-sanitizers.md) calls sysconf while
+// it initializes, before instrumented code may run: ThreadSanitizer crashed in our function
+// entry hook. So these two interposers are not instrumented, resolve the next definition without
+// a static-initialization guard, and call nothing else until the constructor above has run.
+#define APSHIM_UNINSTRUMENTED __attribute__((no_sanitize("thread", "address", "undefined")))
+
+extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED long sysconf(int name) {
     using Fn = long (*)(int);
-    static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "sysconf"));
-    if (name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF) {
+    static Fn next = nullptr;
+    Fn real = __atomic_load_n(&next, __ATOMIC_ACQUIRE);
+    if (!real) __atomic_store_n(&next, real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "sysconf")), __ATOMIC_RELEASE);
+    if (real_cpu_count > 0 && (name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF)) {
         if (int P = fake_cpus(__builtin_return_address(0))) return P;
     }
     return real(name);
 }
 
-extern "C" __attribute__((visibility("default"))) int sched_getaffinity(pid_t pid, size_t size, cpu_set_t* mask) {
+extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int sched_getaffinity(pid_t pid, size_t size,
+                                                                                               cpu_set_t* mask) {
     using Fn = int (*)(pid_t, size_t, cpu_set_t*);
-    static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "sched_getaffinity"));
-    int P = fake_cpus(__builtin_return_address(0));
+    static Fn next = nullptr;
+    Fn real = __atomic_load_n(&next, __ATOMIC_ACQUIRE);
+    if (!real) __atomic_store_n(&next, real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "sched_getaffinity")), __ATOMIC_RELEASE);
+    int P = real_cpu_count > 0 ? fake_cpus(__builtin_return_address(0)) : 0;
     if (P == 0) return real(pid, size, mask);
     if (static_cast<size_t>(P) > size * 8) {
         errno = EINVAL;  // TBB doubles its mask and asks again

@@ -3,6 +3,11 @@ private table, read the table through the `apshim` CLI, read traces, inspect /pr
 
 Every test gets its own table (never the user's /dev/shm/apshim-<uid>), and every wait is
 bounded: a hang fails the test instead of freezing CI.
+
+Sanitizer builds (tests/README-sanitizers.md): a sanitized libapshim.so needs its sanitizer
+runtime ahead of everything else in the process, so scripts/test.sh sets TEST_PRELOAD_FIRST
+(gcc's libasan.so or libtsan.so; not an APSHIM_* name, which the shim would call unknown).
+Shim.preload is then "<runtime> <shim>", the LD_PRELOAD every test should use (Shim.env() does).
 """
 import csv
 import json
@@ -22,6 +27,8 @@ class Shim:
             if not os.path.exists(path):
                 raise FileNotFoundError(f"{path} not built")
         self.tmp = tempfile.mkdtemp(prefix="apshim-test-")
+        # What LD_PRELOAD must hold to load the shim (a sanitizer's runtime first, if any).
+        self.preload = " ".join(filter(None, [os.environ.get("TEST_PRELOAD_FIRST"), self.lib]))
 
     def path(self, name):
         """A fresh path inside this test's private directory."""
@@ -32,8 +39,9 @@ class Shim:
         Extra keyword arguments become environment variables (values str()-ed)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_")}
         env.pop("LD_PRELOAD", None)
+        env.pop("TEST_PRELOAD_FIRST", None)
         if preload:
-            env["LD_PRELOAD"] = self.lib
+            env["LD_PRELOAD"] = self.preload
         env["APSHIM_GAT"] = gat or self.path("gat")
         if P is not None:
             env["APSHIM_P"] = str(P)
