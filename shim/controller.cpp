@@ -252,10 +252,17 @@ void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share
 void Controller::shutdown() noexcept {
     if (stopping_.exchange(true)) return;
     wake(wake_);
-    if (thread_joinable_) {
-        pthread_join(static_cast<pthread_t>(thread_), nullptr);
+    // start_thread() writes these under the mutex and checks stopping_ there first, so once we
+    // hold it no thread can start any more; join without it (the thread takes it every cycle).
+    bool joinable;
+    unsigned long thread;
+    {
+        std::lock_guard<std::mutex> g(mutex_);
+        joinable = thread_joinable_;
+        thread = thread_;
         thread_joinable_ = false;
     }
+    if (joinable) pthread_join(static_cast<pthread_t>(thread), nullptr);
     std::lock_guard<std::mutex> g(mutex_);
     for (auto& slot : adapters_)
         if (Adapter* a = slot.load()) a->release();
