@@ -52,6 +52,13 @@ public:
         // A finalize in progress dropped the control and must not see a new one (task_hooks.cpp).
         if (s.finalizing.load() > 0) return;
         if (s.control.load() == nullptr) control_value_ = 0;  // dropped by a finished finalize
+        // The control never goes below 2 (one TBB worker) where TBB has workers at all: at 1,
+        // TBB's soft limit is 0 workers, and work only a worker can take (an arena without
+        // slots for application threads, tasks left in an arena by a thread that stopped looking)
+        // waits for ever: oneTBB's test_task_arena, test_task_group and test_resumable_tasks hung
+        // (tests/peer/RESULTS.md). Allotment 1 is enforced by parking that worker instead
+        // (task_hooks.cpp), whose escape rules and progress valve cannot hang the program.
+        n = std::max(n, std::min(2, tbb_default_concurrency()));
         if (n == control_value_) return;
         if (!resolve()) return;
         // Create the new control before destroying the old one: destroying the last control
