@@ -160,7 +160,8 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_doacross_fini(iden
         static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "__kmpc_dispatch_next_" #suffix));              \
         const Real& r = real();                                                                               \
         bool on = apshim::shim_enabled() && r.thread_num && r.get_level;                                     \
-        if (on && t_doacross == 0) park_if_surplus(g_kmp_state, kmp_thread_state(), r.thread_num(), r.get_level());             \
+        if (on && t_doacross == 0)                                                                            \
+            park_if_surplus(g_kmp_state, kmp_thread_state(), r.thread_num(), r.get_level());                  \
         int more = fn(loc, gtid, p_last, p_lb, p_ub, p_st);                                                   \
         if (on && !more) loop_exhausted(g_kmp_state);                                                         \
         return more;                                                                                          \

@@ -66,9 +66,15 @@ void OmpAdapter::after_fork_child() {
     last_ns_ = last_forks_ = 0;
 }
 
+namespace {
+// OpenMP promises exactly the requested team here: dynamic adjustment turned off by the program,
+// or a num_threads clause while it is not explicitly on.
+bool must_be_exact(int requested) noexcept { return exact_teams() || (requested > 0 && !dynamic_allowed()); }
+}  // namespace
+
 int team_size(State& s, int requested) noexcept {
     int limit = s.limit.load(std::memory_order_relaxed);
-    if (limit == kReleased || exact_teams() || (requested > 0 && !dynamic_allowed())) return requested;
+    if (limit == kReleased || must_be_exact(requested)) return requested;
     int bound = requested > 0 ? requested : user_thread_setting();
     if (bound <= 0) bound = configured_processors();
     if (bound <= 0) return requested;
@@ -77,7 +83,7 @@ int team_size(State& s, int requested) noexcept {
 
 int reserve_team(State& s, int requested, int& reserved) noexcept {
     reserved = 0;
-    if (exact_teams() || (requested > 0 && !dynamic_allowed())) return requested;
+    if (must_be_exact(requested)) return requested;
     int n = team_size(s, requested);
     if (n <= 1) return n;
     int limit = s.limit.load(std::memory_order_relaxed);
