@@ -255,6 +255,14 @@ def pyplot():
         return None
 
 
+def save_figure(plt, fig, out_dir, name):
+    """Writes one plot as out_dir/name (PNG, 110 dpi) and frees it; returns name."""
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, name), dpi=110)
+    plt.close(fig)
+    return name
+
+
 def analysis_allprocs(sc, rows, out_dir):
     """Sen O1 / Fig. 7-2 and 7-4: all-procs time per est_cycle, in ms and in est_cycle intervals."""
     shim = [c for c in sc.configs if configs.is_shim(c)]
@@ -307,9 +315,7 @@ def analysis_allprocs(sc, rows, out_dir):
         ax.grid(alpha=0.3)
     a.legend(fontsize=7)
     fig.suptitle(f"{sc.name}: all-procs time vs est_cycle (P={sc.P}, median of {sc.reps})")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "allprocs.png"), dpi=110)
-    plt.close(fig)
+    save_figure(plt, fig, out_dir, "allprocs.png")
     return text, "allprocs.png"
 
 
@@ -349,9 +355,7 @@ def analysis_overhead(sc, rows, out_dir):
     ax.set_title(f"{sc.name}: overhead vs est_cycle (P={sc.P}, median of {sc.reps})")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "overhead.png"), dpi=110)
-    plt.close(fig)
+    save_figure(plt, fig, out_dir, "overhead.png")
     return text, "overhead.png"
 
 
@@ -395,9 +399,7 @@ def analysis_greedy(sc, rows, out_dir):
     ax.set_ylabel("time (s)")
     ax.set_title(f"{sc.name}: measured time vs greedy bound (P={sc.P})")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "greedy.png"), dpi=110)
-    plt.close(fig)
+    save_figure(plt, fig, out_dir, "greedy.png")
     return text, "greedy.png"
 
 
@@ -430,9 +432,7 @@ def plot(sc, stats, out_dir):
         ax.set_xlabel("configuration")
         ax.set_title(f"{sc.name}: P={sc.P}, {len(sc.jobs)} jobs{' (each alone)' if sc.solo else ''}, {sc.reps} reps")
         plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "response.png"), dpi=110)
-        plt.close(fig)
+        save_figure(plt, fig, out_dir, "response.png")
     # Desire / allotment / usage over time of the first repetition (Sen Fig. 6-2's picture).
     shim = [n for n in sc.configs if configs.is_shim(n)]
     wanted = sc.trace_configs or shim[:1]
@@ -453,9 +453,7 @@ def plot(sc, stats, out_dir):
             ax.set_title(f"{job} under {config} (rep 1)", fontsize=9)
             ax.legend(loc="upper right", fontsize=7)
         axes[-1, 0].set_xlabel("time since the job's controller started (s)")
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "traces.png" if i == 0 else f"traces-{config}.png"), dpi=110)
-        plt.close(fig)
+        save_figure(plt, fig, out_dir, "traces.png" if i == 0 else f"traces-{config}.png")
 
 
 # ---------------------------------------------------------------- main
