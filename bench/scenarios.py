@@ -182,9 +182,9 @@ def o2_overhead(build, P, quick=False):
     return Scenario("o2_overhead", "Sen O2: running-time overhead of the shim against est_cycle; fib, loopy, knary "
                     "(oneTBB) each alone.", solo_jobs(build, quick), ["native"] + [f"apshim-ec{m}" for m in ec],
                     2 if quick else 5, P, solo=True, analyses=["overhead"],
-                    notes="Overhead = median running time under the shim / native - 1. A job alone starts with "
-                          "one processor under the shim (desire 1) and climbs; at P = 2 that costs at most one "
-                          "est_cycle at half speed, so large est_cycles show it.")
+                    notes="Overhead = median running time under the shim / native - 1. A job alone joins at P "
+                          "(since 2026-11-23; before, at desire 1, climbing, which large est_cycles showed); "
+                          "what remains is measuring and the parking safe points.")
 
 
 def o3_process_control(build, P, quick=False):

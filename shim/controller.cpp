@@ -137,24 +137,31 @@ void Controller::run() noexcept {
     s.cycle_ns = static_cast<std::uint64_t>(s.table->est_cycle_ms() * 1e6);
     if (opts_.P_from_env && s.P != opts_.P)
         log(LogLevel::info, "APSHIM_P=%d ignored: the table %s was created with P=%d", opts_.P, s.table->path().c_str(), s.P);
-    // Sen §6.2: a job starts with desire 1 and explores upwards. A burst of hundreds of jobs
-    // starting at once can keep the lock busy past join's 1 s: try again a few times (the job
-    // runs unthrottled meanwhile) instead of staying out of the table for its whole life.
-    s.slot = s.table->join(1, opts_.eta, err);
+    // A job joins at the width its runtime already runs (one thread per core: oneTBB's workers,
+    // the first OpenMP team), not at Sen's desire 1 (§6.2), and the first measured cycle brings
+    // the desire to what it uses. Joining at 1 made every program's second OpenMP region
+    // narrower than its first before anything was measured (LLVM's kmp_set_defaults_lock_bug
+    // counts on two regions in a row having the same team; tests/peer/RESULTS.md) and cost every
+    // lone job log2(P) cycles of climbing. DP still gives a newcomer no more than its fair share.
+    // A burst of hundreds of jobs starting at once can keep the lock busy past join's 1 s: try
+    // again a few times (the job runs unthrottled meanwhile) instead of staying out of the table
+    // for its whole life.
+    s.slot = s.table->join(s.P, opts_.eta, err);
     for (int attempt = 1; s.slot == gat::Table::kJoinBusy && attempt < kJoinAttempts; ++attempt) {
         std::uint32_t seen = wake_.load();
         g.unlock();  // fork() in the host takes this mutex: never sleep holding it
         wait_until(wake_, seen, now_ns() + join_backoff_ns(attempt));
         g.lock();
         if (stopping_.load()) return;
-        s.slot = s.table->join(1, opts_.eta, err);
+        s.slot = s.table->join(s.P, opts_.eta, err);
     }
     if (s.slot < 0) {
         APSHIM_LOG_ONCE(LogLevel::warn, "%s; running unthrottled", err.c_str());
         return;
     }
     if (!opts_.trace.empty()) s.trace.open(opts_.trace);
-    s.allotment = 1;
+    // DP's answer to the join (its fair share); 1 if the lock is busy now, as a safe start.
+    s.allotment = std::max(1, s.table->update(s.slot, s.P, s.P, s.cycle_ns));
     {
         HostIdentity host(host_name_);
         for (auto& slot : adapters_)

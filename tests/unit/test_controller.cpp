@@ -1,5 +1,5 @@
-// The controller thread end to end with a fake runtime: exploration from desire 1 to P,
-// giving processors away in a serial phase, a 2 + 2 split between two processes, leaving the
+// The controller thread end to end with a fake runtime: a lone job starts at P, gives
+// processors away in a serial phase and explores from desire 1 back to P, a 2 + 2 split between two processes, leaving the
 // table at shutdown, and staying unthrottled on a bad table.
 #include <catch2/catch.hpp>
 
@@ -35,6 +35,7 @@ public:
     std::atomic<double> busy_fraction{1.0};
     std::atomic<int> limit{0};
     std::atomic<int> max_limit{0};
+    std::atomic<int> first_limit{0};
     std::atomic<int> calls{0};
     std::atomic<bool> released{false};
 
@@ -53,6 +54,8 @@ public:
     void set_active(int n) override {
         limit.store(n);
         if (n > max_limit.load()) max_limit.store(n);
+        int none = 0;
+        first_limit.compare_exchange_strong(none, n);
         calls.fetch_add(1);
     }
     int active() const override { return limit.load(); }
@@ -89,34 +92,40 @@ bool wait_until(Pred pred, double seconds) {
 
 }  // namespace
 
-TEST_CASE("a busy job alone explores from 1 to P and a serial phase gives it back", "[controller]") {
+TEST_CASE("a busy job alone starts at P, gives processors back when serial and climbs back to P", "[controller]") {
     std::string gat = temp_gat();
     auto opts = options_for(gat, 8);
     opts.trace = gat + ".trace.csv";
     auto c = std::make_unique<apshim::Controller>(opts);
     FakeRuntime rt;
     c->adapter_started(rt);
-    REQUIRE(wait_until([&] { return rt.limit.load() == 8; }, 5.0));
-    rt.busy_fraction.store(0.0);  // serial phase: nobody in the runtime works
+    REQUIRE(wait_until([&] { return rt.calls.load() > 0; }, 5.0));
+    CHECK(rt.first_limit.load() == 8);  // joined at the width its runtime runs, alone: all of P
+    rt.busy_fraction.store(0.0);        // serial phase: nobody in the runtime works
     REQUIRE(wait_until([&] { return rt.limit.load() == 1; }, 5.0));
+    rt.busy_fraction.store(1.0);        // parallel again: WSAP explores upwards from 1
+    REQUIRE(wait_until([&] { return rt.limit.load() == 8; }, 5.0));
     c->shutdown();
     CHECK(rt.released.load());
-    // The trace shows the exploration: usage 1 -> 8 within ceil(log2 8) + 2 cycles.
+    // The trace shows the climb: allotment 8 within ceil(log2 8) + 2 cycles of the last cycle
+    // that ran on one processor.
     FILE* f = std::fopen(opts.trace.c_str(), "r");
     REQUIRE(f);
     char line[256];
-    int rows = 0, first_full = -1;
+    int rows = 0, last_one = -1, first_full_after = -1;
     REQUIRE(std::fgets(line, sizeof line, f));  // header
     while (std::fgets(line, sizeof line, f)) {
         double t, r, b;
         int d, a, u;
         REQUIRE(std::sscanf(line, "%lf,%d,%d,%d,%lf,%lf", &t, &d, &a, &u, &r, &b) == 6);
-        if (u == 8 && first_full < 0) first_full = rows;
+        if (u == 1) last_one = rows, first_full_after = -1;
+        if (a == 8 && last_one >= 0 && first_full_after < 0) first_full_after = rows;
         ++rows;
     }
     std::fclose(f);
-    CHECK(first_full >= 0);
-    CHECK(first_full <= static_cast<int>(std::ceil(std::log2(8))) + 2);
+    REQUIRE(last_one >= 0);
+    CHECK(first_full_after > last_one);
+    CHECK(first_full_after - last_one <= static_cast<int>(std::ceil(std::log2(8))) + 2);
     // Shutdown left the table.
     std::string err;
     auto t = apshim::gat::Table::open(gat, {}, err, apshim::gat::Table::Mode::existing_only);
