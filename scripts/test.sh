@@ -14,10 +14,9 @@ JOBS=${JOBS:-$(nproc)}
 #     the sanitizer runtime); tbb.converge, tbb.corun, tbb.refinalize (need APSHIM_P above the
 #     cores for TBB, which the shim cannot fake behind the sanitizer's sched_getaffinity interceptor);
 #     fault.campaign_short (under ASan some orphans are still alive when the campaign reaps them)
-#   not under TSan: omp.*, mixed.*, fault.* (libgomp/libomp hand the shim's wrappers between
-#     threads through barriers TSan cannot see); tbb.no_leak* (they count every thread: TSan adds one)
+#   not under TSan: tbb.no_leak* (they count every thread: TSan adds one)
 SAN_EXCLUDE_address='^(cli\.status_and_gc|tbb\.converge|tbb\.corun|tbb\.refinalize|fault\..*)$'
-SAN_EXCLUDE_thread='^(cli\.status_and_gc|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*|omp\..*|mixed\..*|fault\..*)$'
+SAN_EXCLUDE_thread='^(cli\.status_and_gc|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
 SAN_LOGS="$PWD/build-sanitizer-reports"
 
 for san in address thread; do
