@@ -41,6 +41,7 @@ void OmpAdapter::set_active(int n) {
     n = std::max(n, 1);
     int old = state_.limit.load();
     if (old == kReleased) return;  // release() is for good
+    state_.team_limit.store(recent_limits_.push(n));
     state_.limit.store(n);
     if (n > old) state_.lot.wake_all();
 }
@@ -59,6 +60,8 @@ void OmpAdapter::after_fork_child() {
     state_.fork_generation.fetch_add(1);
     state_.seen.store(false);
     state_.limit.store(kNotStarted);
+    state_.team_limit.store(kNotStarted);
+    recent_limits_.reset();
     state_.parked.store(0);
     state_.team_extras.store(0);
     new (&state_.lot) ParkingLot();
@@ -70,6 +73,11 @@ namespace {
 // OpenMP promises exactly the requested team here: dynamic adjustment turned off by the program,
 // or a num_threads clause while it is not explicitly on.
 bool must_be_exact(int requested) noexcept { return exact_teams() || (requested > 0 && !dynamic_allowed()); }
+
+// New teams form at the highest recent allotment (RecentMax), never below the current one.
+int team_width(const State& s) noexcept {
+    return std::max(s.limit.load(std::memory_order_relaxed), s.team_limit.load(std::memory_order_relaxed));
+}
 }  // namespace
 
 int team_size(State& s, int requested) noexcept {
@@ -78,7 +86,7 @@ int team_size(State& s, int requested) noexcept {
     int bound = requested > 0 ? requested : user_thread_setting();
     if (bound <= 0) bound = configured_processors();
     if (bound <= 0) return requested;
-    return limit > 0 ? std::min(bound, limit) : bound;
+    return limit > 0 ? std::min(bound, team_width(s)) : bound;
 }
 
 int reserve_team(State& s, int requested, int& reserved) noexcept {
@@ -88,11 +96,11 @@ int reserve_team(State& s, int requested, int& reserved) noexcept {
     if (n <= 1) return n;
     int limit = s.limit.load(std::memory_order_relaxed);
     if (limit == kReleased) return n;
-    if (limit == kNotStarted) limit = configured_processors();
+    int width = limit == kNotStarted ? configured_processors() : team_width(s);
     int extras = s.team_extras.load(std::memory_order_relaxed);
     int take;
     do {
-        take = std::clamp(limit - 1 - extras, 0, n - 1);
+        take = std::clamp(width - 1 - extras, 0, n - 1);
     } while (!s.team_extras.compare_exchange_weak(extras, extras + take, std::memory_order_relaxed));
     reserved = take;
     return take + 1;

@@ -28,6 +28,7 @@ private:
     State& state_;
     bool needs_ompt_;
     SlotSampler sampler_;
+    RecentMax recent_limits_;
     std::uint64_t last_ns_ = 0, last_forks_ = 0;
 };
 

@@ -16,9 +16,32 @@ namespace apshim::omp_adapter {
 constexpr int kNotStarted = 0;  // no allotment yet: default teams get APSHIM_P threads
 constexpr int kReleased = -1;   // release(): the program's own requests, untouched
 
+// The highest of the last kCycles allotments. A team cannot grow once formed, so a region
+// forked during a one-cycle dip (a cycle that read idle across region boundaries, or on a loaded
+// machine) would keep the dip's width for its whole life: LLVM's omp_task ran 3 of its 10
+// 2.5 s regions on one thread under load. Teams form at this width instead, and threads beyond
+// the current allotment park inside the region (parking.hpp); a drop that lasts kCycles cycles
+// narrows the next teams. Controller thread only.
+class RecentMax {
+public:
+    static constexpr int kCycles = 4;
+    int push(int n) noexcept {
+        last_[next_++ % kCycles] = n;
+        int m = n;
+        for (int v : last_) m = v > m ? v : m;
+        return m;
+    }
+    void reset() noexcept { *this = RecentMax(); }
+
+private:
+    int last_[kCycles] = {};
+    unsigned next_ = 0;
+};
+
 struct State {
     ThreadSlots<1024> slots;                        // per-thread busy time (TSC ticks)
     std::atomic<int> limit{kNotStarted};            // threads allowed to execute work
+    std::atomic<int> team_limit{kNotStarted};       // width new default teams form at (RecentMax)
     ParkingLot lot;                                 // threads beyond the limit wait here
     std::atomic<int> parked{0};                     // how many wait there now
     std::atomic<std::uint32_t> loops_exhausted{0};  // bumped when a chunk fetch finds a loop done
@@ -44,7 +67,8 @@ extern State g_gomp_state;  // libgomp (gcc -fopenmp programs)
 
 // Team size for an outermost region that asked for `requested` threads (0 = the default).
 // The program's own request (num_threads clause, omp_set_num_threads, OMP_NUM_THREADS) stays an
-// upper bound; a default request gets the allotment, up to APSHIM_P even above the core count.
+// upper bound; a default request gets the highest allotment of the last RecentMax::kCycles
+// cycles (team_limit), up to APSHIM_P even above the core count.
 // Before the first allotment, default teams get P threads, so that a program made of one long
 // region starts wide and parking (parking.hpp) adapts it from there. While exact_teams(), and
 // for a num_threads clause (requested > 0) unless dynamic_allowed(), the request is left alone
