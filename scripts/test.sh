@@ -12,10 +12,11 @@ JOBS=${JOBS:-$(nproc)}
 # uninstrumented test programs; which tests and why: tests/README-sanitizers.md.
 #   not under either: cli.status_and_gc (`apshim run` puts the shim first in LD_PRELOAD, ahead of
 #     the sanitizer runtime); tbb.converge, tbb.corun, tbb.refinalize (need APSHIM_P above the
-#     cores for TBB, which the shim cannot fake behind the sanitizer's sched_getaffinity interceptor)
+#     cores for TBB, which the shim cannot fake behind the sanitizer's sched_getaffinity interceptor);
+#     shim.clean_stack (the sanitizer runtime, loaded first, also runs before main and writes there)
 #   not under TSan: tbb.no_leak* (they count every thread: TSan adds one)
-SAN_EXCLUDE_address='^(cli\.status_and_gc|tbb\.converge|tbb\.corun|tbb\.refinalize)$'
-SAN_EXCLUDE_thread='^(cli\.status_and_gc|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
+SAN_EXCLUDE_address='^(cli\.status_and_gc|shim\.clean_stack|tbb\.converge|tbb\.corun|tbb\.refinalize)$'
+SAN_EXCLUDE_thread='^(cli\.status_and_gc|shim\.clean_stack|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
 SAN_LOGS="$PWD/build-sanitizer-reports"
 
 for san in address thread; do
