@@ -105,6 +105,19 @@ def proc_state(pid):
     return fields[0], int(fields[19])
 
 
+def stacks(pid):
+    """Every thread's stack of a hung process (gdb, when installed), so a hang in CI says where."""
+    try:
+        with open(f"/proc/{pid}/cmdline") as f:
+            cmd = " ".join(f.read().split("\0"))
+        r = subprocess.run(["gdb", "-batch", "-p", str(pid), "-ex", "thread apply all bt 20"],
+                           capture_output=True, text=True, timeout=30)
+        frames = [l for l in r.stdout.splitlines() if l.startswith(("#", "Thread"))]
+        return f"    cmdline: {cmd}\n" + "\n".join("    " + l for l in frames[:80])
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"    (no stacks: {e})"
+
+
 def status_with_heartbeats(shim, env):
     """`apshim status` (the text form: it has each row's heartbeat age) as
     {"P": P, "jobs": [{"pid", "desire", "allotment", "updated"}]}, where "updated" is a
@@ -211,7 +224,7 @@ def main():
                 del running[pid]
             elif now > deadline:
                 counts["hangs"] += 1
-                notes.append(f"{kind} {mode or ''} pid {pid} still running past its deadline")
+                notes.append(f"{kind} {mode or ''} pid {pid} still running past its deadline\n{stacks(pid)}")
                 p.kill()
                 p.wait()
                 dead_at[pid] = now
@@ -243,7 +256,7 @@ def main():
                 del orphans[pid]
             elif now - since > 60:
                 counts["hangs"] += 1
-                notes.append(f"orphaned child {pid} still running after 60 s")
+                notes.append(f"orphaned child {pid} still running after 60 s\n{stacks(pid)}")
                 os.kill(pid, signal.SIGKILL)
         # A killed job's stdout stays open while its orphans may still write to it (else they
         # would die of SIGPIPE); their output is not checked, their exit status is.
@@ -344,11 +357,11 @@ def main():
         check()
     for pid, (p, kind, mode, _, _) in running.items():
         counts["hangs"] += 1
-        notes.append(f"{kind} {mode or ''} pid {pid} did not finish")
+        notes.append(f"{kind} {mode or ''} pid {pid} did not finish\n{stacks(pid)}")
         p.kill()
     for pid in orphans:
         counts["hangs"] += 1
-        notes.append(f"orphaned child {pid} did not finish")
+        notes.append(f"orphaned child {pid} did not finish\n{stacks(pid)}")
         os.kill(pid, signal.SIGKILL)
     faults = counts["sigkill"] + counts["sigterm"] + counts["program_faults"]
     line = (f"| {time.strftime('%Y-%m-%d')} | seed {args.seed}, P={args.P}, kinds {','.join(kinds)} | {counts['steps']} | "
