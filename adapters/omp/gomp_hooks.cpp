@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "adapters/omp/next_fn.hpp"
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/parking.hpp"
 #include "adapters/omp/thread_state.hpp"
@@ -44,6 +45,10 @@ const Real& real() noexcept {
     }();
     return r;
 }
+
+// Looked up while the library loads when the program links libgomp (next_fn.hpp says why), else
+// at the first fork, which comes before any team thread exists.
+[[maybe_unused]] const bool g_real_at_load = dlsym(RTLD_NEXT, "GOMP_parallel") != nullptr && real().parallel;
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
 
@@ -104,10 +109,6 @@ private:
     int reserved_ = 0;
 };
 
-template <typename F>
-F next_fn(const char* name) noexcept {
-    return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-}
 
 // Task bodies. libgomp copies a task's data block (memcpy, or the compiler's cpyfn for C++
 // firstprivates) into the task and later calls fn(copy). The shim hands libgomp a larger block,
@@ -155,10 +156,12 @@ APSHIM_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_thr
     real_fn(&run_region, &region, team.size(), flags);
 }
 
+namespace {
+NextFn<void (*)(Fn, void*, unsigned, unsigned, unsigned)> next_GOMP_parallel_sections{"GOMP_parallel_sections"};
+}
 APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned num_threads, unsigned count,
                                           unsigned flags) {
-    using F = void (*)(Fn, void*, unsigned, unsigned, unsigned);
-    static F real_fn = next_fn<F>("GOMP_parallel_sections");
+    auto real_fn = next_GOMP_parallel_sections.get();
     if (!apshim::shim_enabled()) return real_fn(fn, data, num_threads, count, flags);
     Region region{fn, data};
     OutermostTeam team(num_threads);
@@ -168,20 +171,24 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
 // `parallel for` with a schedule is one combined call (GOMP 4.0): same treatment as
 // GOMP_parallel, the loop bounds passed through.
 #define APSHIM_GOMP_PARALLEL_LOOP(name)                                                                      \
+    namespace {                                                                                              \
+    NextFn<void (*)(Fn, void*, unsigned, long, long, long, long, unsigned)> next_##name{#name};              \
+    }                                                                                                        \
     APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
                             long chunk, unsigned flags) {                                                    \
-        using F = void (*)(Fn, void*, unsigned, long, long, long, long, unsigned);                           \
-        static F real_fn = next_fn<F>(#name);                                                                \
+        auto real_fn = next_##name.get();                                                                    \
         if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, chunk, flags);            \
         Region region{fn, data};                                                                             \
         OutermostTeam team(n);                                                                               \
         real_fn(&run_region, &region, team.size(), start, end, incr, chunk, flags);                          \
     }
 #define APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(name)                                                              \
+    namespace {                                                                                              \
+    NextFn<void (*)(Fn, void*, unsigned, long, long, long, unsigned)> next_##name{#name};                    \
+    }                                                                                                        \
     APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
                             unsigned flags) {                                                                \
-        using F = void (*)(Fn, void*, unsigned, long, long, long, unsigned);                                 \
-        static F real_fn = next_fn<F>(#name);                                                                \
+        auto real_fn = next_##name.get();                                                                    \
         if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, flags);                   \
         Region region{fn, data};                                                                             \
         OutermostTeam team(n);                                                                               \
@@ -198,9 +205,11 @@ APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 
 // Waits: the whole call is idle time, except task bodies run inside it (they push work).
 #define APSHIM_GOMP_WAIT(R, name, params, args)                                                              \
+    namespace {                                                                                              \
+    NextFn<R(*) params> next_##name{#name};                                                                  \
+    }                                                                                                        \
     APSHIM_EXPORT R name params {                                                                            \
-        using F = R(*) params;                                                                               \
-        static F real_fn = next_fn<F>(#name);                                                                \
+        auto real_fn = next_##name.get();                                                                    \
         if (!apshim::shim_enabled()) return real_fn args;                                                    \
         Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
         return real_fn args;                                                                                 \
@@ -215,11 +224,14 @@ APSHIM_GOMP_WAIT(void, GOMP_taskwait, (), ())
 APSHIM_GOMP_WAIT(void, GOMP_taskwait_depend, (void** depend), (depend))
 APSHIM_GOMP_WAIT(void, GOMP_taskgroup_end, (), ())
 
+namespace {
+NextFn<void (*)(Fn, void*, void (*)(void*, void*), long, long, bool, unsigned, void**, int, void*)> next_GOMP_task{
+    "GOMP_task"};
+}
 APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
                              long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
                              void* detach) {
-    using F = void (*)(Fn, void*, void (*)(void*, void*), long, long, bool, unsigned, void**, int, void*);
-    static F real_fn = next_fn<F>("GOMP_task");
+    auto real_fn = next_GOMP_task.get();
     if (!on() || (flags & kTaskFlagDetach) || arg_size < 0 || arg_size > kMaxWrappedTaskData || arg_align < 1 ||
         (arg_align & (arg_align - 1)) != 0)
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
@@ -238,9 +250,11 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
 
 // Dynamic and guided chunk fetches: park before, note the loop's end after.
 #define APSHIM_GOMP_LOOP_FETCH(name, params, args)                                                          \
+    namespace {                                                                                              \
+    NextFn<bool(*) params> next_##name{#name};                                                               \
+    }                                                                                                        \
     APSHIM_EXPORT bool name params {                                                                         \
-        using F = bool(*) params;                                                                            \
-        static F real_fn = next_fn<F>(#name);                                                                \
+        auto real_fn = next_##name.get();                                                                    \
         if (!on()) return real_fn args;                                                                      \
         park_here();                                                                                         \
         bool more = real_fn args;                                                                            \

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "adapters/omp/next_fn.hpp"
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/parking.hpp"
 
@@ -52,6 +53,15 @@ const Real& real() noexcept {
     }();
     return r;
 }
+
+// Looked up while the library loads when the program links libomp (next_fn.hpp says why), else
+// at the first fork, which comes before any team thread exists.
+[[maybe_unused]] const bool g_real_at_load = dlsym(RTLD_NEXT, "__kmpc_fork_call") != nullptr && real().fork_call;
+
+using DoacrossInit = void (*)(ident_t*, kmp_int32, kmp_int32, const void*);
+using DoacrossFini = void (*)(ident_t*, kmp_int32);
+NextFn<DoacrossInit> next_doacross_init{"__kmpc_doacross_init"};
+NextFn<DoacrossFini> next_doacross_fini{"__kmpc_doacross_fini"};
 
 __attribute__((tls_model("initial-exec"))) thread_local kmp_int32 t_clause = 0;
 // Doacross loops this thread is inside (__kmpc_doacross_init seen, _fini not yet).
@@ -140,24 +150,25 @@ __kmpc_fork_call:
 
 extern "C" __attribute__((visibility("default"))) void __kmpc_doacross_init(ident_t* loc, kmp_int32 gtid,
                                                                           kmp_int32 num_dims, const void* dims) {
-    using Fn = void (*)(ident_t*, kmp_int32, kmp_int32, const void*);
-    static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "__kmpc_doacross_init"));
+    DoacrossInit fn = next_doacross_init.get();
     ++t_doacross;
     if (fn) fn(loc, gtid, num_dims, dims);
 }
 
 extern "C" __attribute__((visibility("default"))) void __kmpc_doacross_fini(ident_t* loc, kmp_int32 gtid) {
-    using Fn = void (*)(ident_t*, kmp_int32);
-    static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "__kmpc_doacross_fini"));
+    DoacrossFini fn = next_doacross_fini.get();
     if (t_doacross > 0) --t_doacross;
     if (fn) fn(loc, gtid);
 }
 
 #define APSHIM_KMP_DISPATCH_NEXT(suffix, T)                                                                   \
+    namespace {                                                                                               \
+    NextFn<int (*)(ident_t*, kmp_int32, kmp_int32*, T*, T*, T*)> next_dispatch_##suffix{                     \
+        "__kmpc_dispatch_next_" #suffix};                                                                     \
+    }                                                                                                         \
     extern "C" __attribute__((visibility("default"))) int __kmpc_dispatch_next_##suffix(                     \
         ident_t* loc, kmp_int32 gtid, kmp_int32* p_last, T* p_lb, T* p_ub, T* p_st) {                         \
-        using Fn = int (*)(ident_t*, kmp_int32, kmp_int32*, T*, T*, T*);                                      \
-        static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "__kmpc_dispatch_next_" #suffix));              \
+        auto fn = next_dispatch_##suffix.get();                                                               \
         const Real& r = real();                                                                               \
         bool on = apshim::shim_enabled() && r.thread_num && r.get_level;                                     \
         if (on && t_doacross == 0)                                                                            \

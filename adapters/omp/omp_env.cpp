@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "adapters/omp/next_fn.hpp"
 #include "adapters/omp/omp_adapter.hpp"
 
 namespace apshim::omp_adapter {
@@ -51,9 +52,13 @@ bool dynamic_allowed() noexcept { return g_dynamic.load(std::memory_order_relaxe
 
 // The program's omp_set_num_threads is its bound for later regions; remember it, then let the
 // runtime (whichever defines it after us) apply it.
+namespace {
+apshim::omp_adapter::NextFn<void (*)(int)> next_omp_set_num_threads{"omp_set_num_threads"};
+apshim::omp_adapter::NextFn<void (*)(int)> next_omp_set_dynamic{"omp_set_dynamic"};
+}  // namespace
+
 extern "C" __attribute__((visibility("default"))) void omp_set_num_threads(int n) {
-    using Fn = void (*)(int);
-    static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "omp_set_num_threads"));
+    auto real = next_omp_set_num_threads.get();
     if (n > 0) apshim::omp_adapter::g_user_threads.store(n, std::memory_order_relaxed);
     if (real) real(n);
 }
@@ -63,8 +68,7 @@ extern "C" __attribute__((visibility("default"))) void omp_set_num_threads(int n
 // of threads); the shim then stops sizing teams at forks and only parks threads inside regions
 // (LLVM's runtime tests omp_in_parallel, omp_barrier, kmp_task_modifier_*: tests/peer/RESULTS.md).
 extern "C" __attribute__((visibility("default"))) void omp_set_dynamic(int dynamic) {
-    using Fn = void (*)(int);
-    static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "omp_set_dynamic"));
+    auto real = next_omp_set_dynamic.get();
     apshim::omp_adapter::g_dynamic.store(dynamic != 0 ? 1 : 0, std::memory_order_relaxed);
     if (real) real(dynamic);
 }

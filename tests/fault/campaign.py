@@ -69,7 +69,7 @@ def kinds_available(build):
 
     # GCC 12's ASan allocator is not fork-safe: a child forked while another thread of the parent
     # holds an allocator lock deadlocks at its first malloc (seen in malloc from libomp's own atfork
-    # child handler, about 1 run in 150 with the shim, 0 in 1500 without it; not understood yet,
+    # child handler, without the shim too once KMP_BLOCKTIME=1 as the shim sets it;
     # tests/README-sanitizers.md). Under ASan no fault program forks.
     asan = "libasan" in os.environ.get("TEST_PRELOAD_FIRST", "")
 
