@@ -127,6 +127,21 @@ def stacks(pid):
         return f"    (no stacks: {e})"
 
 
+def forget_libomp_registration(pid):
+    """libomp 14 registers each process in /dev/shm/__KMP_REGISTERED_LIB_<pid>_<uid> and dies of
+    SIGBUS at start-up when it finds that file empty, which is what a libomp process SIGKILLed
+    between creating and sizing it leaves (checked without the shim: an empty file for the
+    pid, then exec a libomp program -> SIGBUS). With thousands of kills pids come round again, so
+    like a job manager we remove the empty file of a process we reaped; a live process's file is
+    never empty but for that instant."""
+    path = f"/dev/shm/__KMP_REGISTERED_LIB_{pid}_{os.getuid()}"
+    try:
+        if os.path.getsize(path) == 0:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
 def status_with_heartbeats(shim, env):
     """`apshim status` (the text form: it has each row's heartbeat age) as
     {"P": P, "jobs": [{"pid", "desire", "allotment", "updated"}]}, where "updated" is a
@@ -230,6 +245,7 @@ def main():
                     by_mode[f"{kind}:{mode}"] = by_mode.get(f"{kind}:{mode}", 0) + 1
                 counts["finished"] += 1
                 dead_at[pid] = now
+                forget_libomp_registration(pid)
                 del running[pid]
             elif now > deadline:
                 counts["hangs"] += 1
@@ -237,6 +253,7 @@ def main():
                 p.kill()
                 p.wait()
                 dead_at[pid] = now
+                forget_libomp_registration(pid)
                 del running[pid]
         # Grandchildren whose parent was killed (we are their subreaper).
         for pid in children_of_self() - set(running) - set(orphans):
@@ -262,6 +279,7 @@ def main():
                     counts["wrong"] += 1
                     notes.append(f"orphaned child {pid} exit {code}")
                 dead_at.setdefault(pid, now)
+                forget_libomp_registration(pid)
                 del orphans[pid]
             elif now - since > 60:
                 counts["hangs"] += 1
@@ -299,6 +317,7 @@ def main():
                 st = proc_state(pid)
                 if st is None or st[0] in "ZX":
                     dead_at[pid] = now
+                    forget_libomp_registration(pid)
         # A dead row must be gone once a live job (one of ours, so no reused pid) has updated
         # more than one est_cycle after the death.
         updated = [j["updated"] for j in jobs if j["pid"] in running]
@@ -355,6 +374,7 @@ def main():
             p.wait()
             killed.append(p)
             dead_at[pid] = time.monotonic()
+            forget_libomp_registration(pid)
             counts["sigkill" if sig == signal.SIGKILL else "sigterm"] += 1
         time.sleep(rng.uniform(0, 0.03))
         reap()
