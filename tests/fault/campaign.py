@@ -34,7 +34,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from apshim_test import Shim  # noqa: E402
+from apshim_test import Shim, sanitizer_preloaded  # noqa: E402
 
 
 def fault_checksum(rounds, items):
@@ -71,10 +71,8 @@ def kinds_available(build):
     # holds an allocator lock deadlocks at its first malloc (seen in malloc from libomp's own atfork
     # child handler, without the shim too once KMP_BLOCKTIME=1 as the shim sets it;
     # tests/README-sanitizers.md). Under ASan no fault program forks.
-    asan = "libasan" in os.environ.get("TEST_PRELOAD_FIRST", "")
-
     def fault_program(key, path, prog, modes):
-        if asan:
+        if sanitizer_preloaded("asan"):
             modes = [m for m in modes if "fork" not in m]
 
         def make(rng, P):
@@ -203,7 +201,7 @@ def main():
     rng = random.Random(args.seed)
     shim = Shim(args.build)
     env = shim.env(P=args.P, est_cycle_ms=5)
-    if "libasan" in os.environ.get("TEST_PRELOAD_FIRST", ""):
+    if sanitizer_preloaded("asan"):
         # LeakSanitizer checks at exit from a tracer task that dies of its PDEATHSIG (SIGKILL)
         # when the job it checks is killed meanwhile; we reap it as an orphan with exit -9, a
         # "wrong" exit that is no job's. Jobs here are killed at random instants: no leak check.

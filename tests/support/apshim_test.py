@@ -18,6 +18,11 @@ import tempfile
 import time
 
 
+def sanitizer_preloaded(name):
+    """True when scripts/test.sh preloads that sanitizer's runtime ("asan", "tsan") ahead of the shim."""
+    return f"lib{name}" in os.path.basename(os.environ.get("TEST_PRELOAD_FIRST", ""))
+
+
 class Shim:
     def __init__(self, build_dir):
         self.build_dir = os.path.abspath(build_dir)
