@@ -63,3 +63,15 @@ namespace apshim {
 // and must do nothing at all when this is false.
 bool shim_enabled() noexcept;
 }  // namespace apshim
+
+namespace apshim {
+// Implemented by shim/ (shim/env.hpp): before main, set a runtime's environment variable to the
+// shim's default unless the user chose a value (and remember it as the shim's, so that programs
+// started without the shim do not inherit it); and whether the user chose one.
+void env_default(const char* name, const char* value) noexcept;
+bool env_chosen_by_user(const char* name) noexcept;
+
+// Implemented by shim/: APSHIM_SHRINK_TEAMS=1, the user's promise that this program's default
+// OpenMP teams may be narrower than omp_get_max_threads() even while dynamic adjustment is off.
+bool shrink_teams_opted_in() noexcept;
+}  // namespace apshim

@@ -9,7 +9,7 @@
 namespace apshim::gat {
 
 constexpr std::uint64_t kMagic = 0x3154414748535041ull;  // "APSHGAT1" little-endian
-constexpr std::uint32_t kLayoutVersion = 1;
+constexpr std::uint32_t kLayoutVersion = 2;  // 2: per-row processor sets (placement)
 constexpr int kMaxRows = 512;         // jobs per table (issue 7's 256-job scenarios fit twice)
 constexpr int kMaxProcessors = 4096;  // P limit; options.cpp uses the same bound
 constexpr int kNameLen = 32;
@@ -27,6 +27,9 @@ struct alignas(64) Row {
     float eta;                  // the job's target efficiency (for display)
     std::uint64_t heartbeat_ns; // CLOCK_MONOTONIC of the job's last update
     char name[kNameLen];        // comm of the job, NUL-terminated
+    // The table processors this job runs on (bit i = processor i), written by placement after
+    // every DP run (gat/placement.hpp): allotment many, disjoint from other jobs' while they fit.
+    std::uint64_t procs[kMaxProcessors / 64];
 };
 
 struct alignas(64) Header {

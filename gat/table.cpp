@@ -32,6 +32,16 @@ std::string errno_text(int e) { return std::strerror(e); }
 
 std::string describe(const std::string& path, const std::string& what) { return "GAT " + path + ": " + what; }
 
+// A table an older apshim made (its magic, an older layout version), ours and private: after an
+// upgrade the default table would otherwise leave every new job unthrottled until a reboot.
+bool older_layout(int fd, const struct stat& st) {
+    std::uint64_t magic = 0;
+    std::uint32_t version = 0;
+    return S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 077) == 0 &&
+           pread(fd, &magic, sizeof magic, 0) == sizeof magic && magic == kMagic &&
+           pread(fd, &version, sizeof version, 8) == sizeof version && version >= 1 && version < kLayoutVersion;
+}
+
 // Checks everything a job relies on before it trusts a mapped table.
 std::string validate(const Layout* t, uid_t uid) {
     const Header& h = t->header;
@@ -78,8 +88,9 @@ void init_layout(Layout* t, const CreateParams& p) {
 
 // Creates a complete table under a temporary name and links it into place: a table at `path`
 // is always fully initialised, and of two jobs creating at once exactly one link() wins.
-// Returns 0, EEXIST (someone else won: open theirs) or another errno.
-int create_table(const std::string& path, const CreateParams& params) {
+// Returns 0, EEXIST (someone else won: open theirs) or another errno. `replace`: rename() over
+// the file at `path` instead (a table of an older layout; see Table::open).
+int create_table(const std::string& path, const CreateParams& params, bool replace = false) {
     char tmp[512];
     std::snprintf(tmp, sizeof tmp, "%s.tmp.%d.%llx", path.c_str(), static_cast<int>(getpid()),
                   static_cast<unsigned long long>(monotonic_ns()));
@@ -96,7 +107,7 @@ int create_table(const std::string& path, const CreateParams& params) {
         } else {
             init_layout(static_cast<Layout*>(m), params);
             munmap(m, kFileSize);
-            if (link(tmp, path.c_str()) != 0) err = errno;
+            if ((replace ? rename(tmp, path.c_str()) : link(tmp, path.c_str())) != 0) err = errno;
         }
     }
     close(fd);
@@ -126,6 +137,17 @@ std::unique_ptr<Table> Table::open(const std::string& path, const CreateParams& 
         struct stat st;
         std::string why;
         char buf[160];
+        if (mode == Mode::create_if_missing && fstat(fd, &st) == 0 && older_layout(fd, st)) {
+            // Replaced whole (rename), never rewritten in place: jobs of the older version keep
+            // the file they mapped and simply no longer share processors with the new ones.
+            close(fd);
+            int c = create_table(path, params, /*replace=*/true);
+            if (c != 0) {
+                error = describe(path, "holds an older apshim's table and cannot be replaced: " + errno_text(c));
+                return nullptr;
+            }
+            continue;
+        }
         if (fstat(fd, &st) != 0) {
             why = "cannot stat: " + errno_text(errno);
         } else if (!S_ISREG(st.st_mode)) {
@@ -257,11 +279,15 @@ void Table::run_dp(int changed_slot, int old_desire, bool departures) {
     if (departures) dp_shrink(sorted, P_);
     if (changed >= 0) dp_desire_changed(sorted, P_, static_cast<std::size_t>(changed), old_desire);
     else if (!departures) dp_repair(sorted, P_);
+    std::vector<PlacedJob> placed(sorted.size());
     for (std::size_t k = 0; k < sorted.size(); ++k) {
         Row& r = map_->rows[sorted_slots[k]];
         r.desire = sorted[k].desire;  // dp may have clamped a corrupt desire into [1, P]
         r.allotment = sorted[k].allotment;
+        placed[k] = PlacedJob{r.allotment, procs_from_words(r.procs)};
     }
+    place(placed, P_);
+    for (std::size_t k = 0; k < sorted.size(); ++k) procs_to_words(placed[k].procs, map_->rows[sorted_slots[k]].procs);
     ++map_->header.updates;
 }
 
@@ -310,7 +336,7 @@ int Table::join(int desire, double eta, std::string& error) {
     return slot;
 }
 
-int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns) {
+int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns, ProcSet* procs) {
     if (!lock(timeout_ns)) return -1;
     pid_t me = getpid();
     if (me != pid_) {  // forked child using its parent's Table: it is a new job
@@ -336,6 +362,7 @@ int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns) {
     r.heartbeat_ns = now;
     run_dp(slot, old, departed > 0);
     int a = std::clamp(r.allotment, 1, P_);
+    if (procs) *procs = procs_from_words(r.procs);
     unlock();
     return a;
 }
@@ -381,6 +408,7 @@ Snapshot Table::snapshot() {
         j.eta = r.eta;
         j.heartbeat_age_ns = now > r.heartbeat_ns ? now - r.heartbeat_ns : 0;
         j.name.assign(r.name, strnlen(r.name, kNameLen));
+        j.procs = procs_from_words(r.procs);
         rows.emplace_back(r.join_seq, std::move(j));
     }
     if (locked) unlock();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gat/layout.hpp"
+#include "gat/placement.hpp"
 
 namespace apshim::gat {
 
@@ -29,6 +30,7 @@ struct JobRow {
     double eta = 0;
     std::uint64_t heartbeat_age_ns = 0;
     std::string name;
+    ProcSet procs;  // the table processors it runs on (placement.hpp)
 };
 
 struct Snapshot {
@@ -59,10 +61,11 @@ public:
     // available for 1 s: try again later) or -1 (table full; `error` says why).
     static constexpr int kJoinBusy = -2;
     int join(int desire, double eta, std::string& error);
-    // Writes the job's desire and usage, reclaims dead rows, re-runs DP; returns the job's
-    // allotment (>= 1), or -1 when the lock could not be taken within timeout_ns (keep the old
-    // allotment) or the row was lost and could not be re-joined.
-    int update(int& slot, int desire, int usage, std::uint64_t timeout_ns);
+    // Writes the job's desire and usage, reclaims dead rows, re-runs DP and placement; returns
+    // the job's allotment (>= 1), or -1 when the lock could not be taken within timeout_ns (keep
+    // the old allotment) or the row was lost and could not be re-joined. `procs`, when given,
+    // receives the processors the job runs on (allotment many; untouched on -1).
+    int update(int& slot, int desire, int usage, std::uint64_t timeout_ns, ProcSet* procs = nullptr);
     // Removes the job's row and hands its processors to the others.
     void leave(int slot);
     // Reclaims rows of dead processes now; returns how many.

@@ -12,6 +12,7 @@
 
 #include "adapters/common/clock.hpp"
 #include "gat/table.hpp"
+#include "shim/confine.hpp"
 #include "shim/estimators/estimator.hpp"
 #include "shim/log.hpp"
 #include "shim/trace.hpp"
@@ -28,6 +29,8 @@ struct Controller::Impl {
     std::uint64_t cycle_ns = 5000000;
     std::uint64_t t0 = 0, last = 0;
     int failed_updates = 0;
+    gat::ProcSet procs;  // the table processors the job runs on (confine.hpp)
+    pid_t tid = 0;       // the controller thread's own: it is not confined
 };
 
 // Consecutive failed table updates before the controller says so (about 1 s at 5 ms).
@@ -125,6 +128,10 @@ void Controller::run() noexcept {
     std::unique_lock<std::mutex> g(mutex_);
     if (!impl_) impl_ = std::make_unique<Impl>();
     Impl& s = *impl_;
+    s.tid = static_cast<pid_t>(syscall(SYS_gettid));
+    // A thread bound by OMP_PROC_BIND may have started us: the controller runs anywhere the
+    // process may (and is never confined with the job: it must wake every est_cycle).
+    confine::reset_thread_mask();
     s.estimator = make_estimator(opts_.policy);
     std::string err;
     gat::CreateParams params{opts_.P, static_cast<std::uint32_t>(std::lround(opts_.est_cycle_ms * 1000))};
@@ -174,6 +181,8 @@ void Controller::run() noexcept {
     s.t0 = s.last = now_ns();
     log(LogLevel::debug, "controller up: P=%d est_cycle=%.2f ms eta=%.2f policy=%s", s.P, s.cycle_ns / 1e6, opts_.eta,
         s.estimator->name());
+    if (const char* why = confine::why_off())
+        log(LogLevel::info, "not confining threads to the allotment's CPUs: %s; throttling by parking only", why);
 
     std::uint64_t next = s.last + s.cycle_ns;
     while (!stopping_.load(std::memory_order_acquire)) {
@@ -218,8 +227,8 @@ void Controller::run() noexcept {
         in.eta = opts_.eta;
         int desire = s.estimator->next_desire(in);
 
-        // 3. Publish it; DP answers with the allotment.
-        int a = s.table->update(s.slot, desire, p, s.cycle_ns);
+        // 3. Publish it; DP answers with the allotment, placement with the processors.
+        int a = s.table->update(s.slot, desire, p, s.cycle_ns, &s.procs);
         if (a > 0) {
             s.allotment = a;
             s.failed_updates = 0;
@@ -237,6 +246,10 @@ void Controller::run() noexcept {
         int share[kMaxAdapters];
         split_allotment(s.allotment, busy_of, n, share);
         for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
+        // 5. Confine: the job's threads run on its processors' CPUs only.
+        if (a > 0 && !confine::apply(s.procs, s.P, s.tid))
+            if (const char* why = confine::why_off())
+                APSHIM_LOG_ONCE(LogLevel::info, "stopped confining threads: %s", why);
         s.trace.write(TraceRow{(now - s.t0) / 1e6, desire, s.allotment, p, r, in.busy_procs});
     }
 }
@@ -271,6 +284,7 @@ void Controller::shutdown() noexcept {
     }
     if (joinable) pthread_join(static_cast<pthread_t>(thread), nullptr);
     std::lock_guard<std::mutex> g(mutex_);
+    confine::release();
     for (auto& slot : adapters_)
         if (Adapter* a = slot.load()) a->release();
     if (impl_) {

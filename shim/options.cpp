@@ -124,6 +124,21 @@ const OptionSpec kSpecs[] = {
     {"APSHIM_DISABLE", "1 | 0 (also true/false, yes/no, on/off)", "0",
      "1 turns the shim into a no-op: nothing is measured, registered or throttled",
      [](std::string_view t, Options& o) { return parse_bool(t, o.disable); }},
+    {"APSHIM_CONFINE", "1 | 0 (also true/false, yes/no, on/off)", "1",
+     "1 enforces the allotment by running the job's threads on as many CPUs as its allotment "
+     "(off by itself where the user binds threads: OMP_PROC_BIND, OMP_PLACES, KMP_AFFINITY, "
+     "GOMP_CPU_AFFINITY, or the program's own sched_setaffinity); 0 leaves only parking at safe points",
+     [](std::string_view t, Options& o) { return parse_bool(t, o.confine); }},
+    {"APSHIM_SHRINK_TEAMS", "1 | 0 (also true/false, yes/no, on/off)", "0",
+     "1 sizes default OpenMP teams to the allotment even while dynamic adjustment is off (as "
+     "OMP_DYNAMIC=true allows). Risky: OpenMP then breaks its promise of omp_get_max_threads() "
+     "threads, and programs that split work by it and wait for every piece (OpenBLAS) hang; only "
+     "for programs known to be malleable",
+     [](std::string_view t, Options& o) { return parse_bool(t, o.shrink_teams); }},
+    {"APSHIM_ADDED", "(set by the shim)", "(none)",
+     "not for users: the variables the shim added to the environment (KMP_BLOCKTIME, ...), removed "
+     "again from programs started without the shim",
+     [](std::string_view, Options&) { return true; }},
 };
 
 }  // namespace

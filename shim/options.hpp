@@ -21,6 +21,8 @@ struct Options {
     std::string trace;          // CSV path ("" = no trace); "%p" is replaced by the pid
     LogLevel log = LogLevel::warn;
     bool disable = false;
+    bool confine = true;        // enforce the allotment by confining the job's threads to its CPUs
+    bool shrink_teams = false;  // size default OpenMP teams to the allotment although dyn-var is false
 };
 
 // One row per variable: what it is called, what it takes, its default, what it does.

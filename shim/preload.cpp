@@ -13,7 +13,9 @@
 #include <new>
 
 #include "adapters/adapter.hpp"
+#include "shim/confine.hpp"
 #include "shim/controller.hpp"
+#include "shim/env.hpp"
 #include "shim/log.hpp"
 #include "shim/options.hpp"
 
@@ -49,13 +51,18 @@ void say_complaints() {
 void at_exit() { g_controller->shutdown(); }
 void fork_prepare() { g_controller->before_fork(); }
 void fork_parent() { g_controller->after_fork_parent(); }
-void fork_child() { g_controller->after_fork_child(); }  // atexit registrations survive fork
+void fork_child() {  // atexit registrations survive fork
+    confine::after_fork_child();  // the child process starts on the original CPU mask
+    g_controller->after_fork_child();
+}
 
 __attribute__((constructor(101))) void shim_init() {
+    confine::capture_at_load();  // the CPU mask the user started us with, before anything changes it
     static Options options = parse_options(environ, &complain);
     g_options = &options;
     set_log_level(options.log);
     if (options.disable) return;  // silent: a disabled shim is exactly no shim
+    if (!options.confine) confine::disable("APSHIM_CONFINE=0");
     alignas(Controller) static unsigned char storage[sizeof(Controller)];
     g_controller = new (storage) Controller(options);
     pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
@@ -89,6 +96,12 @@ __attribute__((constructor(200))) void leave_the_stack_clean() {
 bool shim_enabled() noexcept { return g_enabled.load(std::memory_order_acquire); }
 
 int configured_processors() noexcept { return shim_enabled() ? g_options->P : 0; }
+
+bool shrink_teams_opted_in() noexcept { return shim_enabled() && g_options->shrink_teams; }
+
+void env_default(const char* name, const char* value) noexcept { env::add_default(name, value); }
+
+bool env_chosen_by_user(const char* name) noexcept { return env::set_by_user(name); }
 
 std::uint64_t est_cycle_ns() noexcept {
     return g_options ? static_cast<std::uint64_t>(g_options->est_cycle_ms * 1e6) : 5000000ull;

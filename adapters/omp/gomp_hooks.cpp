@@ -11,14 +11,14 @@
 //    parks before fetching (parking.hpp); a fetch that finds the loop done releases the parked.
 // Not covered: the GOMP 1.0 pair GOMP_parallel_start/end (compilers before GCC 4.9), taskloop
 // bodies (timed as part of whatever encloses them), ordered and critical waits (counted as work).
-#include <dlfcn.h>
-
 #include <alloca.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
-#include "adapters/omp/next_fn.hpp"
+#include "adapters/common/next_fn.hpp"
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/parking.hpp"
 #include "adapters/omp/thread_state.hpp"
@@ -28,38 +28,38 @@ namespace {
 
 using Fn = void (*)(void*);
 using IntFn = int (*)();
+using ParallelFn = void (*)(Fn, void*, unsigned, unsigned);
 
-struct Real {
-    void* parallel = nullptr;
-    IntFn get_level = nullptr;
-    IntFn thread_num = nullptr;
-};
-
-const Real& real() noexcept {
-    static Real r = [] {
-        Real x;
-        x.parallel = dlsym(RTLD_NEXT, "GOMP_parallel");
-        x.get_level = reinterpret_cast<IntFn>(symbol_beside(x.parallel, "omp_get_level"));
-        x.thread_num = reinterpret_cast<IntFn>(symbol_beside(x.parallel, "omp_get_thread_num"));
-        return x;
-    }();
-    return r;
-}
-
-// Looked up while the library loads when the program links libgomp (next_fn.hpp says why), else
-// at the first fork, which comes before any team thread exists.
-[[maybe_unused]] const bool g_real_at_load = dlsym(RTLD_NEXT, "GOMP_parallel") != nullptr && real().parallel;
+NextFn<ParallelFn> next_GOMP_parallel{"GOMP_parallel"};
+BesideFn<IntFn, ParallelFn> real_get_level{next_GOMP_parallel, "omp_get_level"};
+BesideFn<IntFn, ParallelFn> real_thread_num{next_GOMP_parallel, "omp_get_thread_num"};
+BesideFn<IntFn, ParallelFn> real_get_dynamic{next_GOMP_parallel, "omp_get_dynamic"};
+BesideFn<IntFn, ParallelFn> real_max_threads{next_GOMP_parallel, "omp_get_max_threads"};
+APSHIM_RESOLVE_AT_LOAD(next_GOMP_parallel)
+APSHIM_RESOLVE_AT_LOAD(real_get_level)
+APSHIM_RESOLVE_AT_LOAD(real_thread_num)
+APSHIM_RESOLVE_AT_LOAD(real_get_dynamic)
+APSHIM_RESOLVE_AT_LOAD(real_max_threads)
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
 
-bool on() noexcept {
-    const Real& r = real();
-    return apshim::shim_enabled() && r.get_level && r.thread_num;
-}
+bool on() noexcept { return apshim::shim_enabled() && real_get_level.get() && real_thread_num.get(); }
 
 void park_here() noexcept {
-    const Real& r = real();
-    if (r.thread_num && r.get_level) park_if_surplus(g_gomp_state, t_state, r.thread_num(), r.get_level());
+    auto thread_num = real_thread_num.get();
+    auto get_level = real_get_level.get();
+    if (thread_num && get_level) park_if_surplus(g_gomp_state, t_state, thread_num(), get_level());
+}
+
+// An entry point of libgomp is missing although the program called it (cannot happen while
+// libgomp is loaded, and the lookup searches every loaded object): say so and stop rather than
+// call address 0.
+template <typename F>
+F must(F f, const char* name) noexcept {
+    if (f) return f;
+    static const char msg[] = "apshim: a libgomp entry point was not found in this process: ";
+    if (write(2, msg, sizeof msg - 1) < 0 || write(2, name, std::strlen(name)) < 0 || write(2, "\n", 1) < 0) {}
+    std::abort();
 }
 
 struct Region {
@@ -93,10 +93,16 @@ void run_region(void* p) {
 class OutermostTeam {
 public:
     explicit OutermostTeam(unsigned num_threads) : size_(num_threads) {
-        const Real& r = real();
-        if (r.get_level && r.get_level() != 0) return;
-        int n = reserve_team(g_gomp_state, static_cast<int>(num_threads), reserved_);
-        note_fork(g_gomp_state, n > 0 ? n : static_cast<int>(num_threads));
+        auto get_level = real_get_level.get();
+        if (get_level && get_level() != 0) return;
+        ForkIcvs icvs;
+        bool opted_in = shrink_allowed_by_user();
+        auto get_dynamic = real_get_dynamic.get();
+        icvs.dynamic = get_dynamic && get_dynamic() != 0;
+        auto max_threads = real_max_threads.get();
+        if (max_threads && (icvs.dynamic || opted_in || num_threads == 0)) icvs.max_threads = max_threads();
+        int n = reserve_team(g_gomp_state, static_cast<int>(num_threads), icvs, opted_in, reserved_);
+        note_fork(g_gomp_state, n > 0 ? n : icvs.max_threads);
         if (n > 0) size_ = static_cast<unsigned>(n);
     }
     ~OutermostTeam() { release_team(g_gomp_state, reserved_); }
@@ -124,9 +130,10 @@ APSHIM_UNCHECKED_READ TaskHeader handed_over(const TaskHeader* p) noexcept {
     return TaskHeader{p->fn, p->cpyfn, p->src, p->offset};
 }
 
+// No parking before a task body: the thread has dequeued the task, and a teammate may be
+// waiting for it in a taskwait (BOTS under throttling: minutes instead of a second).
 void run_task(void* p) {
     TaskHeader h = handed_over(static_cast<const TaskHeader*>(p));
-    park_here();
     Frame work(g_gomp_state, t_state, /*wait=*/false);
     h.fn(static_cast<char*>(p) + h.offset);
 }
@@ -144,12 +151,12 @@ constexpr long kMaxWrappedTaskData = 4096;      // the copy lives on this thread
 }  // namespace apshim::omp_adapter
 
 using namespace apshim::omp_adapter;
+using apshim::NextFn;
 
 #define APSHIM_EXPORT extern "C" __attribute__((visibility("default")))
 
 APSHIM_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
-    using F = void (*)(Fn, void*, unsigned, unsigned);
-    auto real_fn = reinterpret_cast<F>(real().parallel);
+    auto real_fn = must(next_GOMP_parallel.get(), "GOMP_parallel");
     if (!apshim::shim_enabled()) return real_fn(fn, data, num_threads, flags);
     Region region{fn, data};
     OutermostTeam team(num_threads);
@@ -158,10 +165,11 @@ APSHIM_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_thr
 
 namespace {
 NextFn<void (*)(Fn, void*, unsigned, unsigned, unsigned)> next_GOMP_parallel_sections{"GOMP_parallel_sections"};
+APSHIM_RESOLVE_AT_LOAD(next_GOMP_parallel_sections)
 }
 APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned num_threads, unsigned count,
                                           unsigned flags) {
-    auto real_fn = next_GOMP_parallel_sections.get();
+    auto real_fn = must(next_GOMP_parallel_sections.get(), "GOMP_parallel_sections");
     if (!apshim::shim_enabled()) return real_fn(fn, data, num_threads, count, flags);
     Region region{fn, data};
     OutermostTeam team(num_threads);
@@ -173,10 +181,11 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
 #define APSHIM_GOMP_PARALLEL_LOOP(name)                                                                      \
     namespace {                                                                                              \
     NextFn<void (*)(Fn, void*, unsigned, long, long, long, long, unsigned)> next_##name{#name};              \
+    APSHIM_RESOLVE_AT_LOAD(next_##name)                                                                      \
     }                                                                                                        \
     APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
                             long chunk, unsigned flags) {                                                    \
-        auto real_fn = next_##name.get();                                                                    \
+        auto real_fn = must(next_##name.get(), #name);                                                                    \
         if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, chunk, flags);            \
         Region region{fn, data};                                                                             \
         OutermostTeam team(n);                                                                               \
@@ -185,10 +194,11 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
 #define APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(name)                                                              \
     namespace {                                                                                              \
     NextFn<void (*)(Fn, void*, unsigned, long, long, long, unsigned)> next_##name{#name};                    \
+    APSHIM_RESOLVE_AT_LOAD(next_##name)                                                                      \
     }                                                                                                        \
     APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
                             unsigned flags) {                                                                \
-        auto real_fn = next_##name.get();                                                                    \
+        auto real_fn = must(next_##name.get(), #name);                                                                    \
         if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, flags);                   \
         Region region{fn, data};                                                                             \
         OutermostTeam team(n);                                                                               \
@@ -207,9 +217,10 @@ APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 #define APSHIM_GOMP_WAIT(R, name, params, args)                                                              \
     namespace {                                                                                              \
     NextFn<R(*) params> next_##name{#name};                                                                  \
+    APSHIM_RESOLVE_AT_LOAD(next_##name)                                                                      \
     }                                                                                                        \
     APSHIM_EXPORT R name params {                                                                            \
-        auto real_fn = next_##name.get();                                                                    \
+        auto real_fn = must(next_##name.get(), #name);                                                                    \
         if (!apshim::shim_enabled()) return real_fn args;                                                    \
         Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
         return real_fn args;                                                                                 \
@@ -227,11 +238,12 @@ APSHIM_GOMP_WAIT(void, GOMP_taskgroup_end, (), ())
 namespace {
 NextFn<void (*)(Fn, void*, void (*)(void*, void*), long, long, bool, unsigned, void**, int, void*)> next_GOMP_task{
     "GOMP_task"};
+APSHIM_RESOLVE_AT_LOAD(next_GOMP_task)
 }
 APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
                              long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
                              void* detach) {
-    auto real_fn = next_GOMP_task.get();
+    auto real_fn = must(next_GOMP_task.get(), "GOMP_task");
     if (!on() || (flags & kTaskFlagDetach) || arg_size < 0 || arg_size > kMaxWrappedTaskData || arg_align < 1 ||
         (arg_align & (arg_align - 1)) != 0)
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
@@ -252,9 +264,10 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
 #define APSHIM_GOMP_LOOP_FETCH(name, params, args)                                                          \
     namespace {                                                                                              \
     NextFn<bool(*) params> next_##name{#name};                                                               \
+    APSHIM_RESOLVE_AT_LOAD(next_##name)                                                                      \
     }                                                                                                        \
     APSHIM_EXPORT bool name params {                                                                         \
-        auto real_fn = next_##name.get();                                                                    \
+        auto real_fn = must(next_##name.get(), #name);                                                                    \
         if (!on()) return real_fn args;                                                                      \
         park_here();                                                                                         \
         bool more = real_fn args;                                                                            \

@@ -10,11 +10,13 @@
 //    schedule (static_steal) gives each thread its own range up front, so a parked thread can
 //    hold the very iteration its teammates wait for (LLVM's kmp_doacross_check hung; tests/peer).
 // Measuring is the OMPT tool's job (ompt_hooks.cpp). No locks, no allocation, no logging here.
-#include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
-#include "adapters/omp/next_fn.hpp"
+#include "adapters/common/next_fn.hpp"
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/parking.hpp"
 
@@ -23,45 +25,34 @@ namespace {
 
 using kmp_int32 = std::int32_t;
 struct ident_t;
+using ForkCall = void (*)(ident_t*, kmp_int32, void*, ...);
 using PushNumThreads = void (*)(ident_t*, kmp_int32, kmp_int32);
 using GlobalThreadNum = kmp_int32 (*)(ident_t*);
 using IntFn = int (*)();
 
-struct Real {
-    void* fork_call = nullptr;
-    PushNumThreads push_num_threads = nullptr;
-    GlobalThreadNum global_thread_num = nullptr;
-    IntFn get_level = nullptr;
-    IntFn thread_num = nullptr;
-};
-
 // Resolved through the library that defines __kmpc_fork_call, so omp_* come from libomp even
 // when libgomp is loaded too.
-const Real& real() noexcept {
-    static Real r = [] {
-        Real x;
-        x.fork_call = dlsym(RTLD_NEXT, "__kmpc_fork_call");
-        auto sym = [&](const char* name) {
-            void* s = symbol_beside(x.fork_call, name);
-            return s ? s : dlsym(RTLD_NEXT, name);
-        };
-        x.push_num_threads = reinterpret_cast<PushNumThreads>(sym("__kmpc_push_num_threads"));
-        x.global_thread_num = reinterpret_cast<GlobalThreadNum>(sym("__kmpc_global_thread_num"));
-        x.get_level = reinterpret_cast<IntFn>(sym("omp_get_level"));
-        x.thread_num = reinterpret_cast<IntFn>(sym("omp_get_thread_num"));
-        return x;
-    }();
-    return r;
-}
-
-// Looked up while the library loads when the program links libomp (next_fn.hpp says why), else
-// at the first fork, which comes before any team thread exists.
-[[maybe_unused]] const bool g_real_at_load = dlsym(RTLD_NEXT, "__kmpc_fork_call") != nullptr && real().fork_call;
+NextFn<ForkCall> next_fork_call{"__kmpc_fork_call"};
+BesideFn<PushNumThreads, ForkCall> real_push_num_threads{next_fork_call, "__kmpc_push_num_threads"};
+BesideFn<GlobalThreadNum, ForkCall> real_global_thread_num{next_fork_call, "__kmpc_global_thread_num"};
+BesideFn<IntFn, ForkCall> real_get_level{next_fork_call, "omp_get_level"};
+BesideFn<IntFn, ForkCall> real_thread_num{next_fork_call, "omp_get_thread_num"};
+BesideFn<IntFn, ForkCall> real_get_dynamic{next_fork_call, "omp_get_dynamic"};
+BesideFn<IntFn, ForkCall> real_max_threads{next_fork_call, "omp_get_max_threads"};
+APSHIM_RESOLVE_AT_LOAD(next_fork_call)
+APSHIM_RESOLVE_AT_LOAD(real_push_num_threads)
+APSHIM_RESOLVE_AT_LOAD(real_global_thread_num)
+APSHIM_RESOLVE_AT_LOAD(real_get_level)
+APSHIM_RESOLVE_AT_LOAD(real_thread_num)
+APSHIM_RESOLVE_AT_LOAD(real_get_dynamic)
+APSHIM_RESOLVE_AT_LOAD(real_max_threads)
 
 using DoacrossInit = void (*)(ident_t*, kmp_int32, kmp_int32, const void*);
 using DoacrossFini = void (*)(ident_t*, kmp_int32);
 NextFn<DoacrossInit> next_doacross_init{"__kmpc_doacross_init"};
 NextFn<DoacrossFini> next_doacross_fini{"__kmpc_doacross_fini"};
+APSHIM_RESOLVE_AT_LOAD(next_doacross_init)
+APSHIM_RESOLVE_AT_LOAD(next_doacross_fini)
 
 __attribute__((tls_model("initial-exec"))) thread_local kmp_int32 t_clause = 0;
 // Doacross loops this thread is inside (__kmpc_doacross_init seen, _fini not yet).
@@ -71,40 +62,64 @@ __attribute__((tls_model("initial-exec"))) thread_local int t_doacross = 0;
 }  // namespace apshim::omp_adapter
 
 using namespace apshim::omp_adapter;
+using apshim::NextFn;
 
 extern "C" __attribute__((visibility("default"))) void __kmpc_push_num_threads(ident_t* loc, kmp_int32 gtid,
                                                                                kmp_int32 n) {
-    t_clause = n;                           // the program's bound for its next region
-    real().push_num_threads(loc, gtid, n);  // and its own effect, for nested regions
+    t_clause = n;  // the program's request for its next region
+    if (auto push = real_push_num_threads.get()) push(loc, gtid, n);
 }
+
+namespace {
+// libomp's __kmpc_fork_call is missing although a program called it (cannot happen while libomp
+// is loaded, and the lookup searches every loaded object): say so and stop rather than jump to 0.
+[[noreturn]] void no_fork_call() {
+    static const char msg[] = "apshim: libomp's __kmpc_fork_call not found in this process; cannot continue\n";
+    if (write(2, msg, sizeof msg - 1) < 0) {}
+    std::abort();
+}
+}  // namespace
 
 // Called by the trampoline below with __kmpc_fork_call's first argument; returns the real
 // __kmpc_fork_call for the trampoline to jump to.
 extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(ident_t* loc) noexcept {
-    const Real& r = real();
     kmp_int32 clause = t_clause;
     t_clause = 0;
-    if (apshim::shim_enabled() && r.get_level && r.get_level() == 0) {
+    auto fork_call = next_fork_call.get();
+    if (!fork_call) return reinterpret_cast<void*>(&no_fork_call);
+    auto get_level = real_get_level.get();
+    if (apshim::shim_enabled() && get_level && get_level() == 0) {
+        ForkIcvs icvs;
+        bool opted_in = shrink_allowed_by_user();
+        auto get_dynamic = real_get_dynamic.get();
+        icvs.dynamic = get_dynamic && get_dynamic() != 0;
+        if (icvs.dynamic || opted_in) {
+            auto max_threads = real_max_threads.get();
+            icvs.max_threads = max_threads ? max_threads() : 0;
+        }
         int n, reserved = 0;
         if (g_kmp_state.sees_region_ends.load(std::memory_order_relaxed)) {
-            n = reserve_team(g_kmp_state, clause, reserved);
+            n = reserve_team(g_kmp_state, clause, icvs, opted_in, reserved);
             kmp_outermost_fork(reserved);
         } else {
-            n = team_size(g_kmp_state, clause);
+            n = team_size(g_kmp_state, clause, icvs, opted_in);
         }
-        if (n > 0 && n != clause) r.push_num_threads(loc, r.global_thread_num(loc), n);
-        note_fork(g_kmp_state, n > 0 ? n : clause);
+        auto push = real_push_num_threads.get();
+        auto gtid = real_global_thread_num.get();
+        if (n > 0 && n != clause && push && gtid) push(loc, gtid(loc), n);
+        note_fork(g_kmp_state, n > 0 ? n : (icvs.max_threads > 0 ? icvs.max_threads : clause));
     }
-    return r.fork_call;
+    return reinterpret_cast<void*>(fork_call);
 }
 
 #if defined(__x86_64__)
 // void __kmpc_fork_call(ident_t* loc, kmp_int32 argc, kmpc_micro fn, ...): the outlined
 // function's arguments follow, three in registers and the rest on the caller's stack. C++
-// cannot forward them, so the trampoline saves the argument registers (and %al, the vector
-// register count of a variadic call), calls the hook with the stack 16-byte aligned (7 pushes
-// over the return address), restores them and tail-jumps: the real entry point sees exactly
-// the call the program made.
+// cannot forward them, so the trampoline saves every argument register (the six integer ones,
+// %al, the vector register count of a variadic call, and xmm0-7, which a variadic call may
+// carry and the C++ hook may clobber), calls the hook with the stack 16-byte aligned (7 pushes
+// and 128 bytes over the return address), restores them and tail-jumps: the real entry point
+// sees exactly the call the program made.
 asm(R"(
     .text
     .globl  __kmpc_fork_call
@@ -126,8 +141,28 @@ __kmpc_fork_call:
     .cfi_adjust_cfa_offset 8
     pushq   %rax
     .cfi_adjust_cfa_offset 8
+    subq    $128, %rsp
+    .cfi_adjust_cfa_offset 128
+    movdqu  %xmm0, 0(%rsp)
+    movdqu  %xmm1, 16(%rsp)
+    movdqu  %xmm2, 32(%rsp)
+    movdqu  %xmm3, 48(%rsp)
+    movdqu  %xmm4, 64(%rsp)
+    movdqu  %xmm5, 80(%rsp)
+    movdqu  %xmm6, 96(%rsp)
+    movdqu  %xmm7, 112(%rsp)
     call    apshim_kmp_before_fork@PLT
     movq    %rax, %r11
+    movdqu  0(%rsp), %xmm0
+    movdqu  16(%rsp), %xmm1
+    movdqu  32(%rsp), %xmm2
+    movdqu  48(%rsp), %xmm3
+    movdqu  64(%rsp), %xmm4
+    movdqu  80(%rsp), %xmm5
+    movdqu  96(%rsp), %xmm6
+    movdqu  112(%rsp), %xmm7
+    addq    $128, %rsp
+    .cfi_adjust_cfa_offset -128
     popq    %rax
     .cfi_adjust_cfa_offset -8
     popq    %r9
@@ -165,14 +200,15 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_doacross_fini(iden
     namespace {                                                                                               \
     NextFn<int (*)(ident_t*, kmp_int32, kmp_int32*, T*, T*, T*)> next_dispatch_##suffix{                     \
         "__kmpc_dispatch_next_" #suffix};                                                                     \
+    APSHIM_RESOLVE_AT_LOAD(next_dispatch_##suffix)                                                            \
     }                                                                                                         \
     extern "C" __attribute__((visibility("default"))) int __kmpc_dispatch_next_##suffix(                     \
         ident_t* loc, kmp_int32 gtid, kmp_int32* p_last, T* p_lb, T* p_ub, T* p_st) {                         \
         auto fn = next_dispatch_##suffix.get();                                                               \
-        const Real& r = real();                                                                               \
-        bool on = apshim::shim_enabled() && r.thread_num && r.get_level;                                     \
-        if (on && t_doacross == 0)                                                                            \
-            park_if_surplus(g_kmp_state, kmp_thread_state(), r.thread_num(), r.get_level());                  \
+        auto thread_num = real_thread_num.get();                                                              \
+        auto get_level = real_get_level.get();                                                                \
+        bool on = apshim::shim_enabled() && thread_num && get_level;                                          \
+        if (on && t_doacross == 0) park_if_surplus(g_kmp_state, kmp_thread_state(), thread_num(), get_level()); \
         int more = fn(loc, gtid, p_last, p_lb, p_ub, p_st);                                                   \
         if (on && !more) loop_exhausted(g_kmp_state);                                                         \
         return more;                                                                                          \

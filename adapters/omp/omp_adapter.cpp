@@ -70,33 +70,31 @@ void OmpAdapter::after_fork_child() {
 }
 
 namespace {
-// OpenMP promises exactly the requested team here: dynamic adjustment turned off by the program,
-// or a num_threads clause while it is not explicitly on.
-bool must_be_exact(int requested) noexcept { return exact_teams() || (requested > 0 && !dynamic_allowed()); }
-
 // New teams form at the highest recent allotment (RecentMax), never below the current one.
 int team_width(const State& s) noexcept {
     return std::max(s.limit.load(std::memory_order_relaxed), s.team_limit.load(std::memory_order_relaxed));
 }
+
+bool may_shrink(int requested, const ForkIcvs& icvs, bool opted_in) noexcept {
+    return (icvs.dynamic || opted_in) && (requested > 0 || icvs.max_threads > 0);
+}
 }  // namespace
 
-int team_size(State& s, int requested) noexcept {
+int team_size(const State& s, int requested, const ForkIcvs& icvs, bool opted_in) noexcept {
     int limit = s.limit.load(std::memory_order_relaxed);
-    if (limit == kReleased || must_be_exact(requested)) return requested;
-    int bound = requested > 0 ? requested : user_thread_setting();
-    if (bound <= 0) bound = configured_processors();
-    if (bound <= 0) return requested;
+    if (limit == kReleased || !may_shrink(requested, icvs, opted_in)) return requested;
+    int bound = requested > 0 ? requested : icvs.max_threads;
     return limit > 0 ? std::min(bound, team_width(s)) : bound;
 }
 
-int reserve_team(State& s, int requested, int& reserved) noexcept {
+int reserve_team(State& s, int requested, const ForkIcvs& icvs, bool opted_in, int& reserved) noexcept {
     reserved = 0;
-    if (must_be_exact(requested)) return requested;
-    int n = team_size(s, requested);
+    if (!may_shrink(requested, icvs, opted_in)) return requested;
+    int n = team_size(s, requested, icvs, opted_in);
     if (n <= 1) return n;
     int limit = s.limit.load(std::memory_order_relaxed);
     if (limit == kReleased) return n;
-    int width = limit == kNotStarted ? configured_processors() : team_width(s);
+    int width = limit == kNotStarted ? n : team_width(s);
     int extras = s.team_extras.load(std::memory_order_relaxed);
     int take;
     do {
@@ -115,13 +113,6 @@ void note_fork(State& s, int team) noexcept {
         runtime_started(&s == &g_kmp_state ? static_cast<Adapter&>(g_kmp) : static_cast<Adapter&>(g_gomp));
     s.forks.store(s.forks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     s.last_team.store(team, std::memory_order_relaxed);
-}
-
-void* symbol_beside(void* defined, const char* name) noexcept {
-    Dl_info info;
-    if (!defined || !dladdr(defined, &info) || !info.dli_fname) return nullptr;
-    void* lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    return lib ? dlsym(lib, name) : nullptr;
 }
 
 }  // namespace apshim::omp_adapter

@@ -65,40 +65,37 @@ struct State {
 extern State g_kmp_state;   // libomp (clang -fopenmp programs)
 extern State g_gomp_state;  // libgomp (gcc -fopenmp programs)
 
+// What the forking thread's data environment says at an outermost fork (OpenMP's ICVs are per
+// thread: one pthread's omp_set_num_threads or omp_set_dynamic is not another's), read from the
+// runtime itself by the hooks.
+struct ForkIcvs {
+    bool dynamic = false;  // dyn-var: omp_get_dynamic()
+    int max_threads = 0;   // nthreads-var: omp_get_max_threads(), what the program was told
+};
+
 // Team size for an outermost region that asked for `requested` threads (0 = the default).
-// The program's own request (num_threads clause, omp_set_num_threads, OMP_NUM_THREADS) stays an
-// upper bound; a default request gets the highest allotment of the last RecentMax::kCycles
-// cycles (team_limit), up to APSHIM_P even above the core count.
-// Before the first allotment, default teams get P threads, so that a program made of one long
-// region starts wide and parking (parking.hpp) adapts it from there. While exact_teams(), and
-// for a num_threads clause (requested > 0) unless dynamic_allowed(), the request is left alone
-// (returns `requested`); threads beyond the allotment in such a team still park inside it.
-int team_size(State& s, int requested) noexcept;
+// OpenMP promises exactly the requested team (or omp_get_max_threads() threads for a default one)
+// while dynamic adjustment is off, and programs rely on it: OpenBLAS splits its work into
+// omp_get_max_threads() pieces that wait for each other (a smaller team hung NumPy), NPB IS
+// indexes per-thread buckets sized by omp_get_max_threads() (a larger team crashed it). So the
+// shim leaves every request alone (returns `requested`) unless the program allowed dynamic
+// adjustment (OMP_DYNAMIC=true, omp_set_dynamic(1)) or the user opted in (APSHIM_SHRINK_TEAMS=1).
+// Then the team is min(the request or max_threads, the highest allotment of the last
+// RecentMax::kCycles cycles), never more than the program was told; before the first allotment
+// the full request. Either way the allotment is enforced by confinement (shim/confine.hpp) and,
+// inside regions, by parking at chunk fetches (parking.hpp).
+int team_size(const State& s, int requested, const ForkIcvs& icvs, bool opted_in) noexcept;
 
 // team_size(), further capped so that the extra threads of all concurrent outermost teams stay
 // within the limit (the root itself is always allowed: it is a master, already running), and
 // reserved: `reserved` receives the extras taken, which the caller gives back with
-// release_team() when the region ends. Returns 0 when the shim leaves the request alone.
-int reserve_team(State& s, int requested, int& reserved) noexcept;
+// release_team() when the region ends. Returns `requested` when the shim leaves it alone.
+int reserve_team(State& s, int requested, const ForkIcvs& icvs, bool opted_in, int& reserved) noexcept;
 void release_team(State& s, int reserved) noexcept;
 
-// The program's own thread-count setting if any (omp_set_num_threads or OMP_NUM_THREADS), else 0.
-int user_thread_setting() noexcept;
-
-// True after the program turned dynamic adjustment off itself (omp_set_dynamic(0), or
-// OMP_DYNAMIC=false in its environment): teams then get exactly what the program asks for.
-bool exact_teams() noexcept;
-
-// True after the program turned dynamic adjustment on itself (omp_set_dynamic(1), OMP_DYNAMIC=true).
-// Until then a num_threads clause is exact: OpenMP promises that many threads, and programs
-// whose threads wait for each other hang with fewer (LLVM's omp_single_nowait and
-// omp_sections_nowait spin until a fourth thread of num_threads(4) arrives; tests/peer).
-bool dynamic_allowed() noexcept;
-
-// `name` from the same library that defines `defined` (a real entry point found with
-// RTLD_NEXT). With libomp and libgomp both loaded, RTLD_NEXT alone could answer omp_* from the
-// wrong runtime (research/libomp-hooks.md). Null when not found.
-void* symbol_beside(void* defined, const char* name) noexcept;
+// APSHIM_SHRINK_TEAMS=1, unless the program turned dynamic adjustment off explicitly
+// (omp_set_dynamic(0) anywhere, OMP_DYNAMIC=false): then it relies on exact teams (omp_env.cpp).
+bool shrink_allowed_by_user() noexcept;
 
 // Called by the hooks on every outermost fork: tells the shim the runtime is in use (again
 // after fork()) and counts the region.

@@ -4,12 +4,14 @@
 //   implicit_task     a thread's share of a region: work
 //   sync_region_wait  barrier, taskwait, taskgroup, reduction waits: wait
 //   task_schedule     an explicit task starts (work, pushed over whatever it runs inside) or
-//                     ends (popped); before it starts, a thread beyond the allotment parks.
+//                     ends (popped). No parking here: the thread has dequeued the task, and a
+//                     teammate may wait for it in a taskwait (parking here turned BOTS fib from
+//                     0.4 s into 26 s and health into a run unfinished after 300 s at allotment
+//                     1); confinement (shim/confine.hpp) enforces the allotment on task code.
 // No locks, no allocation, no logging here: the controller reports what went wrong.
 #include <cstdlib>
 
 #include "adapters/omp/ompt_abi.hpp"
-#include "adapters/omp/parking.hpp"
 #include "adapters/omp/thread_state.hpp"
 
 namespace apshim::omp_adapter {
@@ -76,10 +78,7 @@ void on_task_schedule(ompt::Data*, int prior_status, ompt::Data* next) {
         break;
     case ompt::task_switch:
     case ompt::task_yield:
-        if (next) {
-            park_if_surplus(s, t, t.team_index, t.level);
-            push_frame(s, t, /*wait=*/false);
-        }
+        if (next) push_frame(s, t, /*wait=*/false);
         break;
     default:  // early/late fulfill of a detached task: no body starts or ends here
         break;

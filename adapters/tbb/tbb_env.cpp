@@ -18,12 +18,12 @@ int real_cpu_count = 0;
 __attribute__((constructor(110))) void make_shim_the_itt_collector() {
     if (!apshim::shim_enabled()) return;
     // A user's own collector (VTune, ...) wins; the shim then sees only waits, not tasks.
-    if (std::getenv("INTEL_LIBITTNOTIFY64") == nullptr) {
+    if (!apshim::env_chosen_by_user("INTEL_LIBITTNOTIFY64")) {
         Dl_info info;
         if (dladdr(reinterpret_cast<void*>(&make_shim_the_itt_collector), &info) && info.dli_fname) {
-            setenv("INTEL_LIBITTNOTIFY64", info.dli_fname, 0);
+            apshim::env_default("INTEL_LIBITTNOTIFY64", info.dli_fname);
             // Without a group list the loader hooks nothing; "stitch" holds the callee_enter/leave pair.
-            setenv("INTEL_ITTNOTIFY_GROUPS", "stitch", 0);
+            apshim::env_default("INTEL_ITTNOTIFY_GROUPS", "stitch");
         }
     }
     cpu_set_t set;
@@ -47,36 +47,8 @@ int apshim::tbb_adapter::tbb_default_concurrency() noexcept {
     return P > real_cpu_count ? P : real_cpu_count;
 }
 
-// A sanitizer runtime preloaded ahead of the shim (tests/README-sanitizers.md) calls sysconf while
-// it initializes, before instrumented code may run: ThreadSanitizer crashed in our function
-// entry hook. So these two interposers are not instrumented, resolve the next definition without
-// a static-initialization guard, and call nothing else until the constructor above has run.
-#define APSHIM_UNINSTRUMENTED __attribute__((no_sanitize("thread", "address", "undefined")))
-
-extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED long sysconf(int name) {
-    using Fn = long (*)(int);
-    static Fn next = nullptr;
-    Fn real = __atomic_load_n(&next, __ATOMIC_ACQUIRE);
-    if (!real) __atomic_store_n(&next, real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "sysconf")), __ATOMIC_RELEASE);
-    if (real_cpu_count > 0 && (name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF)) {
-        if (int P = fake_cpus(__builtin_return_address(0))) return P;
-    }
-    return real(name);
-}
-
-extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int sched_getaffinity(pid_t pid, size_t size,
-                                                                                               cpu_set_t* mask) {
-    using Fn = int (*)(pid_t, size_t, cpu_set_t*);
-    static Fn next = nullptr;
-    Fn real = __atomic_load_n(&next, __ATOMIC_ACQUIRE);
-    if (!real) __atomic_store_n(&next, real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "sched_getaffinity")), __ATOMIC_RELEASE);
-    int P = real_cpu_count > 0 ? fake_cpus(__builtin_return_address(0)) : 0;
-    if (P == 0) return real(pid, size, mask);
-    if (static_cast<size_t>(P) > size * 8) {
-        errno = EINVAL;  // TBB doubles its mask and asks again
-        return -1;
-    }
-    std::memset(mask, 0, size);
-    for (int i = 0; i < P; ++i) CPU_SET_S(i, size, mask);
-    return 0;
+// Called by the shim's sysconf/sched_getaffinity interposers (shim/cpu_hooks.cpp), which may run
+// before any constructor: answers 0 until the constructor above has run.
+int apshim::tbb_adapter::cpus_shown_to(void* caller) noexcept {
+    return real_cpu_count > 0 ? fake_cpus(caller) : 0;
 }

@@ -42,6 +42,10 @@ Adapter& adapter() noexcept;
 // The concurrency oneTBB uses by default here (CPUs, or APSHIM_P when the shim shows more).
 int tbb_default_concurrency() noexcept;
 
+// The CPU count to show a caller inside libtbb (APSHIM_P when it exceeds the machine), else 0:
+// the shim's sysconf/sched_getaffinity interposers ask (shim/cpu_hooks.cpp).
+int cpus_shown_to(void* caller) noexcept;
+
 // A tbb::detail::r1 entry point of the libtbb this process uses, or null. Usually the next
 // definition after the shim in the global scope (RTLD_NEXT); a libtbb that was dlopen()ed with
 // RTLD_LOCAL (a plugin, a Python extension module) is reachable only through its own handle.

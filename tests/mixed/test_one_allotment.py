@@ -2,7 +2,7 @@
 
 tbb: a TBB parallel_for whose body runs an OpenMP loop is one job (one table row), gets the same
 answer as without the shim, and has at most the allotment plus one master (the second
-runtime's) busy in the loop body at once.
+runtime's) busy in the loop body at once (teams sized at forks: APSHIM_SHRINK_TEAMS=1).
 threads: four program threads each forking default OpenMP teams share the allotment: at most
 allotment - 1 extra threads over all teams, plus the four masters (without the shim's
 accounting each would take a full team: up to 4 x P threads on libomp)."""
@@ -21,7 +21,10 @@ def one_run(mode, bound, what):
     native = shim.run(args, shim.env(preload=False), timeout=120)
     check.expect(native.returncode == 0, f"{mode}: runs without the shim")
     native_peak = int(native.stderr.split("peak")[1])
-    env = shim.env(P=P, gat=shim.path(f"gat-{mode}"))
+    # Sharing the allotment among concurrent teams sizes teams at forks, which OpenMP allows only
+    # with dynamic adjustment: the user's opt-in, APSHIM_SHRINK_TEAMS=1 (without it every team has
+    # omp_get_max_threads() threads and confinement alone enforces the allotment).
+    env = shim.env(P=P, gat=shim.path(f"gat-{mode}"), APSHIM_SHRINK_TEAMS=1, OMP_NUM_THREADS=P)
     p = shim.spawn(args, env)
     rows_seen = []
 

@@ -1,7 +1,8 @@
 """One OpenMP job alone on P = 4 (above the 2 real cores: APSHIM_P) starts at P (it joins at the
 width of its first team: checked with no cycle measured, since a first cycle may read idle on a
 loaded machine), climbs back to P within ceil(log_{1/eta} P) + 2 est_cycles whenever a
-cycle read idle and restarted the exploration from desire 1, and its regions really get teams of 4."""
+cycle read idle and restarted the exploration from desire 1, and its regions really get teams of 4
+(OMP_NUM_THREADS=4: teams have exactly omp_get_max_threads() threads, which the shim never changes)."""
 
 import math
 import sys
@@ -17,7 +18,7 @@ P = 4
 # make it shrink; the climb bound below uses the same eta.
 ETA = 0.25
 trace = shim.path("trace.csv")
-r = shim.run([prog, "60", "16", "2000"], shim.env(P=P, trace=trace, eta=ETA), timeout=60)
+r = shim.run([prog, "60", "16", "2000"], shim.env(P=P, trace=trace, eta=ETA, OMP_NUM_THREADS=P), timeout=60)
 check.expect(r.returncode == 0, "program exits 0")
 rows = read_trace(trace)
 bound = math.ceil(math.log(P, 1 / ETA)) + 2
@@ -41,7 +42,7 @@ check.expect(teams and teams[0] == P, f"the first region, forked before any allo
 # Nothing but a measurement changes team sizes: with no est_cycle during the run (10 s cycles),
 # every region gets the first one's team, before and after the job joined the table (programs
 # count on two regions in a row having the same team: LLVM's kmp_set_defaults_lock_bug).
-r = shim.run([prog, "100", "4", "100", "1"], shim.env(P=P, gat=shim.path("steady.gat"), est_cycle_ms=10000), timeout=60)
+r = shim.run([prog, "100", "4", "100", "1"], shim.env(P=P, gat=shim.path("steady.gat"), est_cycle_ms=10000, OMP_NUM_THREADS=P), timeout=60)
 teams = [int(l.split()[3]) for l in r.stderr.splitlines() if l.startswith("round")]
 check.expect(r.returncode == 0 and len(teams) == 100 and set(teams) == {P},
              f"with no cycle measured, all 100 regions get teams of {P} ({sorted(set(teams))})")

@@ -1,4 +1,4 @@
-"""Two OpenMP jobs on P = 4 split 2 + 2 (table and team sizes); a job in its serial phase gives
+"""Two OpenMP jobs on P = 4 split 2 + 2 (table, and team sizes where the user opted in); a job in its serial phase gives
 processors away; when one exits, the other's teams grow back to 4."""
 import sys
 import time
@@ -11,7 +11,9 @@ check = Check("omp.corun")
 # eta 0.25: a job wants more while up to 75% of its time is idle, so load from outside the
 # test (teammates descheduled, others waiting at barriers) does not shrink it; a serial phase
 # (one thread busy out of the allotment, most time idle) still does.
-env = shim.env(P=4, eta=0.25)
+# APSHIM_SHRINK_TEAMS=1: the user's opt-in to sizing default teams by the allotment at forks
+# (without it teams keep omp_get_max_threads() threads and confinement enforces the allotment).
+env = shim.env(P=4, eta=0.25, OMP_NUM_THREADS=4, APSHIM_SHRINK_TEAMS=1)
 a = shim.spawn([prog, "600", "16", "2000"], env)
 b = shim.spawn([prog, "40", "16", "2000"], env)
 

@@ -1,7 +1,8 @@
-"""A program that turns dynamic adjustment off (omp_set_dynamic(0), or OMP_DYNAMIC=false) gets
-exactly the teams it asks for under the shim, and so does a num_threads clause unless the
-program turned dynamic adjustment on, even while the allotment is smaller (a stand-in co-runner
-holds half the table); other teams shrink to the allotment (so this setup does throttle)."""
+"""While dynamic adjustment is off (OpenMP's default, omp_set_dynamic(0), OMP_DYNAMIC=false) every
+team has exactly the size OpenMP promises (omp_set_num_threads, a num_threads clause), even while
+the allotment is smaller (a stand-in co-runner holds half the table); teams shrink to the
+allotment only where the program allowed it (OMP_DYNAMIC=true) or the user opted in
+(APSHIM_SHRINK_TEAMS=1), so this setup does throttle where it may."""
 import subprocess
 import sys
 import time
@@ -22,11 +23,14 @@ try:
         r = shim.run([prog, mode, "80"], dict(env, **{k: str(v) for k, v in extra.items()}), timeout=60)
         return r.returncode, [int(l.split()[3]) for l in r.stderr.splitlines() if l.startswith("round")]
 
-    rc, t = teams("free")
-    check.expect(rc == 0 and t and min(t[5:]) <= 2, f"dynamic adjustment left alone: teams shrink to the allotment ({t})")
-    for mode, want, extra in (("call", 4, {}), ("clause", 3, {}), ("env", 4, {"OMP_DYNAMIC": "false", "OMP_NUM_THREADS": 4})):
+    for mode, want, extra in (("free", 4, {}), ("call", 4, {}), ("clause", 3, {}),
+                              ("env", 4, {"OMP_DYNAMIC": "false", "OMP_NUM_THREADS": 4})):
         rc, t = teams(mode, **extra)
         check.expect(rc == 0 and len(t) == 80 and set(t) == {want}, f"{mode}: every team has {want} threads ({sorted(set(t))}, rc {rc})")
+    rc, t = teams("free", APSHIM_SHRINK_TEAMS=1)
+    check.expect(rc == 0 and t and min(t[5:]) <= 2, f"APSHIM_SHRINK_TEAMS=1: default teams shrink to the allotment ({t})")
+    rc, t = teams("call", APSHIM_SHRINK_TEAMS=1)
+    check.expect(rc == 0 and len(t) == 80 and set(t) == {4}, f"APSHIM_SHRINK_TEAMS=1 but omp_set_dynamic(0): teams of 4 ({sorted(set(t))})")
     rc, t = teams("free", OMP_DYNAMIC="true")
     check.expect(rc == 0 and t and min(t[5:]) <= 2, f"OMP_DYNAMIC=true: teams still shrink ({t})")
     rc, t = teams("clause", OMP_DYNAMIC="true")

@@ -1,8 +1,8 @@
 """Workload shapes (omp_kinds: fib with omp task, imbalanced dynamic loop, many short static
 regions, LOOPY) under the shim, for one compiler's build:
   - identical results with and without the shim;
-  - alone at APSHIM_P=4 (above the 2 real cores) the allotment climbs from 1 to P within
-    ceil(log2 P) + 2 est_cycles of its last restart, and regions get teams of P;
+  - alone at APSHIM_P=4 (above the 2 real cores, OMP_NUM_THREADS=4) the allotment climbs from 1
+    to P within ceil(log2 P) + 2 est_cycles of its last restart, and regions get teams of P;
   - no thread leak (at most P team threads + the controller + 1 while running), no hang
     (every run is bounded), the table row gone at exit.
 Usage: test_kinds.py BUILD PROG [KIND...]
@@ -39,7 +39,9 @@ SMALL = {
 
 
 def env(**kw):
-    e = shim.env(**kw)
+    # OMP_NUM_THREADS=P: teams have exactly omp_get_max_threads() threads (OpenMP's promise,
+    # kept by the shim), so P above the real cores needs the program to ask for P.
+    e = shim.env(OMP_NUM_THREADS=P, **kw)
     if os.environ.get("APSHIM_DISABLE"):  # mutation check (see the docstring)
         e["APSHIM_DISABLE"] = os.environ["APSHIM_DISABLE"]
     return e

@@ -8,7 +8,7 @@ from apshim_test import Check, Shim, job_of, read_trace, wait_for
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.parking")
-env = shim.env(P=4)
+env = shim.env(P=4, OMP_NUM_THREADS=4)
 trace = shim.path("a.csv")
 # A: warm up with short regions (the team grows to 4), then one long region of 3000 x 1 ms.
 # WSAP can dip for one cycle at a region boundary; if the long region happened to fork with a

@@ -144,7 +144,7 @@ run_with("RLIMIT_FSIZE 8 KiB", shim.env(P=2, gat=shim.path("gat-fsize")), 1, "ru
 # --- full and read-only filesystems ------------------------------------------------------------
 # Each case runs in its own mount namespace with a private tmpfs at DIR; SETUP prepares it, then
 # the program runs there under the shim (only the program is preloaded).
-WRAP = ('d=$1; lib=$2; shift 2; mount -t tmpfs -o size=256k,mode=0700 apshim-test "$d" || exit 97; '
+WRAP = ('d=$1; lib=$2; shift 2; mount -t tmpfs -o size=1m,mode=0700 apshim-test "$d" || exit 97; '
         '{setup}; exec env LD_PRELOAD="$lib" "$@"')
 FILL = ('dd if=/dev/zero of="$d/filler" bs=4096 2>/dev/null; '
         'if printf x > "$d/probe" 2>/dev/null; then echo "filesystem not full" >&2; fi')

@@ -141,3 +141,53 @@ class Check:
             sys.exit(1)
         print(f"{self.name}: all passed", flush=True)
         sys.exit(0)
+
+
+def cpu_seconds(pid):
+    """CPU seconds (user + system) used so far by all threads of pid, from /proc; None once gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def cpus_used(proc, skip_s=0.3, interval=0.05):
+    """Waits for the Popen `proc` to exit and returns the processors it kept busy on average,
+    measured from /proc (CPU seconds / wall seconds) from skip_s after now until its last sample
+    before exit: what the kernel says it consumed, not what the shim counted. None when it ran
+    too briefly to say."""
+    time.sleep(skip_s)
+    samples = []
+    while proc.poll() is None:
+        c = cpu_seconds(proc.pid)
+        if c is not None:
+            samples.append((time.monotonic(), c))
+        time.sleep(interval)
+    if len(samples) < 5 or samples[-1][0] - samples[0][0] < 0.5:
+        return None
+    (t0, c0), (t1, c1) = samples[0], samples[-1]
+    return (c1 - c0) / (t1 - t0)
+
+
+def usable_cpus():
+    return len(os.sched_getaffinity(0))
+
+
+class CoRunner:
+    """A stand-in co-runner (tests/programs/gat_job) holding the rest of a table of P processors
+    with desire P, so that a job started in the same table gets allotment 1 (throttled)."""
+
+    def __init__(self, shim, env, P, seconds=120):
+        self.proc = subprocess.Popen([os.path.join(shim.build_dir, "tests", "programs", "gat_job"), str(P),
+                                      str(int(seconds * 1000))], env=env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: shim.status(env) and len(shim.status(env)["jobs"]) >= 1, 10)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)

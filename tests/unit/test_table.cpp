@@ -404,3 +404,37 @@ TEST_CASE("bad table files are refused with one clear reason", "[table][badfile]
         CHECK_THAT(open_error(dir + "/no/such/dir/gat"), Catch::Contains("cannot create"));
     }
 }
+
+TEST_CASE("a table an older apshim made is replaced; a newer one is refused", "[table]") {
+    std::string path = temp_dir() + "/gat";
+    { auto t = open_ok(path, 4); }
+    gat::Layout* raw = map_raw(path);
+    raw->header.version = gat::kLayoutVersion - 1;
+    munmap(raw, gat::kFileSize);
+    // Only with the right to create: `apshim status` (existing_only) reports it as it is.
+    std::string err;
+    CHECK(Table::open(path, {4, 5000}, err, Table::Mode::existing_only) == nullptr);
+    CHECK_THAT(err, Catch::Contains("layout version"));
+    auto t = open_ok(path, 4);
+    CHECK(t->processors() == 4);
+    raw = map_raw(path);
+    CHECK(raw->header.version == gat::kLayoutVersion);
+    raw->header.version = gat::kLayoutVersion + 1;
+    munmap(raw, gat::kFileSize);
+    CHECK_THAT(open_error(path), Catch::Contains("layout version"));
+}
+
+TEST_CASE("every update places the job: its processors are its allotment, disjoint from others'", "[table]") {
+    std::string path = temp_dir() + "/gat";
+    auto t = open_ok(path, 8);
+    std::string err;
+    int a = t->join(8, 0.5, err);
+    REQUIRE(a >= 0);
+    gat::ProcSet mine;
+    int allot = t->update(a, 8, 8, 1000000000ull, &mine);
+    CHECK(allot == 8);
+    CHECK(static_cast<int>(mine.count()) == 8);
+    auto snap = t->snapshot();
+    REQUIRE(snap.jobs.size() == 1);
+    CHECK(snap.jobs[0].procs == mine);
+}

@@ -1,0 +1,41 @@
+// Which of the table's P processors each job runs on: disjoint sets, as stable as possible.
+//
+// DP decides how many processors a job gets (its allotment); placement decides which ones, so
+// that the shim can confine the job's threads to exactly that many CPUs (shim/confine.cpp) and
+// jobs never share a CPU while their allotments fit in P. Processor indices are in topology
+// order (the shim maps index i to the i-th CPU of its machine, sharing caches with i-1 and i+1),
+// so "near" indices are near CPUs.
+//
+// Pure logic on a vector (no shared memory): the table calls it after every DP run.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <vector>
+
+#include "gat/layout.hpp"
+
+namespace apshim::gat {
+
+using ProcSet = std::bitset<kMaxProcessors>;
+
+struct PlacedJob {
+    int allotment = 1;  // from DP, >= 1
+    ProcSet procs;      // in: the set it had (empty for a newcomer); out: the set it gets
+};
+
+// Jobs in arrival order. Rules, in this order:
+//  1. A job keeps the processors it had, up to its allotment (the lowest indices when it
+//     shrinks); of two jobs claiming the same processor (a corrupt row), the earlier keeps it.
+//  2. A job that needs more takes free processors nearest to the ones it holds (same caches),
+//     the lowest free ones when it holds none.
+//  3. When no processor is free (more jobs than P, or a corrupt allotment), it takes the ones
+//     with the fewest owners: sets then overlap, never go empty.
+// Afterwards every job holds exactly min(allotment, P) processors, all below P.
+void place(std::vector<PlacedJob>& jobs, int P);
+
+// Raw row storage <-> ProcSet (the row keeps the set as kMaxProcessors / 64 words).
+ProcSet procs_from_words(const std::uint64_t* words);
+void procs_to_words(const ProcSet& s, std::uint64_t* words);
+
+}  // namespace apshim::gat

@@ -1,0 +1,220 @@
+#include "shim/confine.hpp"
+
+#include <dirent.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace apshim::confine {
+namespace {
+
+// Raw system calls only: the libc names are interposed by this very library (cpu_hooks.cpp),
+// and our own calls must not look like the program binding its threads.
+int set_mask(pid_t tid, const cpu_set_t& m) noexcept {
+    return syscall(SYS_sched_setaffinity, tid, sizeof m, &m) == 0 ? 0 : errno;
+}
+bool get_mask(pid_t tid, cpu_set_t& m) noexcept {
+    CPU_ZERO(&m);
+    return syscall(SYS_sched_getaffinity, tid, sizeof m, &m) > 0;
+}
+
+cpu_set_t g_original;
+bool g_captured = false;
+const char* g_why_off = nullptr;
+std::atomic<bool> g_active{false};
+std::atomic<bool> g_program_binds{false};
+// The confinement mask now, double-buffered for thread_to_confined() in program threads: the
+// controller writes the spare buffer, then flips the index.
+cpu_set_t g_masks[2];
+std::atomic<int> g_mask_index{0};
+std::atomic<int> g_confined_cpus{0};
+std::atomic<int> g_spawning{0};  // spawns in progress: apply() waits for the next cycle
+
+// Controller thread only.
+struct ThreadSeen {
+    pid_t tid;
+    unsigned generation;
+};
+std::vector<int> g_cpu_order;        // the original mask's CPUs, topology order
+std::vector<ThreadSeen> g_threads;   // threads set to the mask of g_generation
+unsigned g_generation = 0;
+cpu_set_t g_last;                    // the mask of g_generation
+
+long read_number(const char* fmt, int cpu, long fallback) {
+    char path[128];
+    std::snprintf(path, sizeof path, fmt, cpu);
+    FILE* f = std::fopen(path, "re");
+    if (!f) return fallback;
+    long v = fallback;
+    if (std::fscanf(f, "%ld", &v) != 1) v = fallback;
+    std::fclose(f);
+    return v;
+}
+
+// CPUs sharing a package, a last-level cache and a core end up next to each other, so that
+// placement's "nearest free index" means "nearest CPU" (a job of 2 gets the two hardware
+// threads of one core, or two cores sharing a cache, not two packages).
+void compute_cpu_order() {
+    struct Cpu {
+        long package, llc, core;
+        int cpu;
+    };
+    std::vector<Cpu> cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (!CPU_ISSET(c, &g_original)) continue;
+        cpus.push_back(Cpu{read_number("/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c, 0),
+                           read_number("/sys/devices/system/cpu/cpu%d/cache/index3/id", c, 0),
+                           read_number("/sys/devices/system/cpu/cpu%d/topology/core_id", c, c), c});
+    }
+    std::sort(cpus.begin(), cpus.end(), [](const Cpu& a, const Cpu& b) {
+        return std::tie(a.package, a.llc, a.core, a.cpu) < std::tie(b.package, b.llc, b.core, b.cpu);
+    });
+    for (const Cpu& c : cpus) g_cpu_order.push_back(c.cpu);
+}
+
+// The process's threads now, from /proc/self/task.
+std::vector<pid_t> list_threads() {
+    std::vector<pid_t> tids;
+    DIR* d = opendir("/proc/self/task");
+    if (!d) return tids;
+    while (dirent* e = readdir(d))
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+    closedir(d);
+    return tids;
+}
+
+bool set_and_true(const char* name, std::initializer_list<const char*> off_values) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return false;
+    for (const char* off : off_values)
+        if (strcasestr(v, off)) return false;
+    return true;
+}
+
+}  // namespace
+
+void capture_at_load() noexcept {
+    g_captured = get_mask(0, g_original);
+    if (!g_captured) g_why_off = "the process's CPU mask cannot be read";
+    else if (set_and_true("OMP_PROC_BIND", {"false"})) g_why_off = "OMP_PROC_BIND is set (the user binds threads)";
+    else if (set_and_true("OMP_PLACES", {})) g_why_off = "OMP_PLACES is set (the user binds threads)";
+    else if (set_and_true("GOMP_CPU_AFFINITY", {})) g_why_off = "GOMP_CPU_AFFINITY is set (the user binds threads)";
+    else if (set_and_true("KMP_AFFINITY", {"none", "disabled"})) g_why_off = "KMP_AFFINITY is set (the user binds threads)";
+}
+
+void disable(const char* why) noexcept {
+    if (!g_why_off) g_why_off = why;
+}
+
+const char* why_off() noexcept { return g_why_off; }
+
+bool active() noexcept { return g_active.load(std::memory_order_acquire); }
+
+const cpu_set_t& original() noexcept { return g_original; }
+
+int confined_cpus() noexcept { return g_confined_cpus.load(std::memory_order_relaxed); }
+
+void program_binds() noexcept { g_program_binds.store(true, std::memory_order_release); }
+
+bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
+    if (g_program_binds.load(std::memory_order_acquire) && !g_why_off) {
+        g_why_off = "the program sets CPU affinity itself";
+        release();
+    }
+    if (g_why_off) return false;
+    if (g_spawning.load(std::memory_order_acquire) > 0) return true;  // a child is starting on the original mask
+    if (g_cpu_order.empty()) compute_cpu_order();
+    const int n = static_cast<int>(g_cpu_order.size());
+    if (n == 0) return false;
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    for (int i = 0; i < P && i < gat::kMaxProcessors; ++i)
+        if (procs[i]) CPU_SET(g_cpu_order[i % n], &mask);
+    if (CPU_COUNT(&mask) == 0) return true;  // a row without a set yet: nothing to enforce
+    const bool whole = CPU_EQUAL(&mask, &g_original);
+    if (whole && !active()) return true;
+    if (g_threads.empty() || !CPU_EQUAL(&mask, &g_last)) {
+        ++g_generation;
+        g_last = mask;
+        int spare = 1 - g_mask_index.load(std::memory_order_relaxed);
+        g_masks[spare] = mask;
+        g_mask_index.store(spare, std::memory_order_release);
+    }
+    // Active before the first thread is confined: from then on the interposers show the original.
+    g_active.store(true, std::memory_order_release);
+    std::vector<ThreadSeen> now;
+    for (pid_t tid : list_threads()) {
+        if (tid == skip_tid) continue;
+        auto it = std::find_if(g_threads.begin(), g_threads.end(), [&](const ThreadSeen& t) { return t.tid == tid; });
+        if (it == g_threads.end() || it->generation != g_generation) {
+            int err = set_mask(tid, mask);
+            if (err == EINVAL) {  // none of these CPUs is allowed any more (a cpuset changed)
+                g_why_off = "the job's CPUs are no longer allowed (cpuset changed)";
+                release();
+                return false;
+            }
+            if (err != 0) continue;  // ESRCH: the thread just ended
+        }
+        now.push_back(ThreadSeen{tid, g_generation});
+    }
+    g_threads.swap(now);
+    g_confined_cpus.store(whole ? 0 : CPU_COUNT(&mask), std::memory_order_relaxed);
+    if (whole) {  // every thread is back at the original mask: nothing to hide or undo any more
+        g_threads.clear();
+        g_active.store(false, std::memory_order_release);
+    }
+    return true;
+}
+
+void release() noexcept {
+    if (!active()) return;
+    // Only threads still on our mask: a thread the program bound itself keeps its own.
+    for (pid_t tid : list_threads()) {
+        cpu_set_t m;
+        if (get_mask(tid, m) && CPU_EQUAL(&m, &g_last)) set_mask(tid, g_original);
+    }
+    g_threads.clear();
+    g_confined_cpus.store(0, std::memory_order_relaxed);
+    g_active.store(false, std::memory_order_release);
+}
+
+void thread_to_original() noexcept {
+    if (active()) set_mask(0, g_original);
+}
+
+void thread_to_confined() noexcept {
+    if (active()) set_mask(0, g_masks[g_mask_index.load(std::memory_order_acquire)]);
+}
+
+void reset_thread_mask() noexcept {
+    if (g_captured) set_mask(0, g_original);
+}
+
+void spawn_begin() noexcept {
+    g_spawning.fetch_add(1, std::memory_order_acq_rel);
+    thread_to_original();
+}
+
+void spawn_end() noexcept {
+    thread_to_confined();
+    g_spawning.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+void after_fork_child() noexcept {
+    if (active()) set_mask(0, g_original);
+    g_threads.clear();
+    g_confined_cpus.store(0, std::memory_order_relaxed);
+    g_active.store(false, std::memory_order_relaxed);
+    g_spawning.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace apshim::confine

@@ -1,0 +1,78 @@
+// CPU confinement: the job's threads run on exactly as many CPUs as its allotment.
+//
+// The mechanism that enforces an allotment on every code shape (one long region of static loops,
+// a BLAS library's own spin-waits, nested TBB waits, threads that wait for each other): every
+// thread of the process stays alive and keeps its place in its team, but the kernel runs them
+// only on the job's CPUs, so surplus threads time-share the job's own cores and never its
+// neighbours'. Nothing is parked, so nothing that a teammate waits for can be stopped
+// (shared/research/confinement-2core.md: within 5% of a true one-thread run on NPB and BOTS,
+// except heavy taskwait programs). Parking at true safe points (adapters/) stays the cheaper path
+// where it applies.
+//
+// Which CPUs: the table gives each job a set of processor indices (gat/placement.hpp), disjoint
+// between jobs; index i is the i-th CPU of the process's original mask in topology order
+// (package, last-level cache, core, hardware thread), modulo their count when APSHIM_P exceeds it.
+//
+// Respected: a binding the user chose (OMP_PROC_BIND, OMP_PLACES, KMP_AFFINITY, GOMP_CPU_AFFINITY:
+// confinement stays off, said once), a narrower mask from taskset/numactl/cpusets (confinement
+// happens inside it), and the program's own sched_setaffinity/pthread_setaffinity_np (confinement
+// stops for good; threads the program bound keep their masks). While confined, the process still
+// sees its original mask (shim/cpu_hooks.cpp), so runtimes that size themselves from it are not
+// narrowed by us, and child processes start with the original mask (shim/spawn_hooks.cpp).
+#pragma once
+
+#include <sched.h>
+#include <sys/types.h>
+
+#include "gat/placement.hpp"
+
+namespace apshim::confine {
+
+// At load, before anything else runs: the mask the process was started with.
+void capture_at_load() noexcept;
+
+// Turns confinement off for good (APSHIM_CONFINE=0), before the controller starts.
+void disable(const char* why) noexcept;
+
+// Why confinement must stay off, or null when it may be used (a user's binding, APSHIM_CONFINE=0).
+const char* why_off() noexcept;
+
+// Controller thread: every thread of the process but `skip_tid` (the controller) runs on the CPUs
+// of `procs` from now on; threads created later are caught at the next call. A set that covers
+// the whole original mask lifts the confinement. Returns false when it cannot (and stopped).
+bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept;
+
+// Every thread we confined goes back to the original mask; confinement is off until apply().
+void release() noexcept;
+
+// The program set a thread's affinity itself: stop confining for good (the controller releases
+// at its next cycle). Called by the interposed setaffinity functions.
+void program_binds() noexcept;
+
+// True while some thread may be confined (the interposers then answer with the original mask).
+bool active() noexcept;
+
+// The original mask (as captured at load).
+const cpu_set_t& original() noexcept;
+
+// The calling thread to the original mask / back to the confinement, around a spawn or an
+// exec (a child process must start as it would without the shim). Async-signal-safe: one syscall.
+void thread_to_original() noexcept;
+void thread_to_confined() noexcept;
+
+// The calling thread to the original mask, confined or not (the controller thread at its start:
+// it may have been created by a thread the user bound to one CPU).
+void reset_thread_mask() noexcept;
+
+// Around posix_spawn/system/popen in the parent: the calling thread runs on the original mask,
+// and the controller leaves every thread alone until spawn_end().
+void spawn_begin() noexcept;
+void spawn_end() noexcept;
+
+// In a fork() child: the one thread back to the original mask; nothing is confined any more.
+void after_fork_child() noexcept;
+
+// The CPUs the job runs on now (empty when not confined), for the trace and `apshim status`.
+int confined_cpus() noexcept;
+
+}  // namespace apshim::confine

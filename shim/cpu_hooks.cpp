@@ -1,0 +1,109 @@
+// What the process is told about its CPUs, and what it tells the kernel about them:
+//  - sysconf(_SC_NPROCESSORS_*) and sched_getaffinity: libtbb is shown APSHIM_P CPUs when that
+//    exceeds the machine (adapters/tbb/tbb_env.cpp decides);
+//  - sched_getaffinity and pthread_getaffinity_np answer with the process's original mask while
+//    the shim confines its threads (confine.hpp): a runtime or a program that sizes itself from
+//    its mask (libgomp, oneTBB, OpenBLAS, Python's os.sched_getaffinity) must not be narrowed by
+//    the shim's enforcement, which moves with every allotment;
+//  - sched_setaffinity and pthread_setaffinity_np: the program binds threads itself, so the shim
+//    stops confining for good (and leaves the threads it bound alone).
+// A sanitizer runtime preloaded ahead of the shim (tests/README-sanitizers.md) calls sysconf while
+// it initializes, before instrumented code may run: ThreadSanitizer crashed in our function entry
+// hook. So these interposers are not instrumented, resolve the next definition without a
+// static-initialization guard, and call nothing else until the shim's constructors have run.
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "adapters/tbb/tbb_state.hpp"
+#include "shim/confine.hpp"
+
+#define APSHIM_UNINSTRUMENTED __attribute__((no_sanitize("thread", "address", "undefined")))
+
+namespace {
+
+template <typename Fn>
+APSHIM_UNINSTRUMENTED Fn next(Fn& cache, const char* name) {
+    Fn real = __atomic_load_n(&cache, __ATOMIC_ACQUIRE);
+    if (!real) __atomic_store_n(&cache, real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name)), __ATOMIC_RELEASE);
+    return real;
+}
+
+// `pid` is this process or one of its threads (0 is the caller).
+APSHIM_UNINSTRUMENTED bool ours(pid_t pid) {
+    if (pid == 0 || pid == getpid()) return true;
+    char path[48];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d", static_cast<int>(pid));
+    return access(path, F_OK) == 0;
+}
+
+// The original mask into a caller's buffer of `size` bytes, as the kernel would fill it.
+APSHIM_UNINSTRUMENTED void show_original(size_t size, cpu_set_t* mask) {
+    std::memset(mask, 0, size);
+    std::memcpy(mask, &apshim::confine::original(), size < sizeof(cpu_set_t) ? size : sizeof(cpu_set_t));
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED long sysconf(int name) {
+    using Fn = long (*)(int);
+    static Fn cache = nullptr;
+    Fn real = next(cache, "sysconf");
+    if (name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF)
+        if (int P = apshim::tbb_adapter::cpus_shown_to(__builtin_return_address(0))) return P;
+    return real(name);
+}
+
+extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int sched_getaffinity(pid_t pid, size_t size,
+                                                                                               cpu_set_t* mask) {
+    using Fn = int (*)(pid_t, size_t, cpu_set_t*);
+    static Fn cache = nullptr;
+    Fn real = next(cache, "sched_getaffinity");
+    if (int P = apshim::tbb_adapter::cpus_shown_to(__builtin_return_address(0))) {
+        if (static_cast<size_t>(P) > size * 8) {
+            errno = EINVAL;  // TBB doubles its mask and asks again
+            return -1;
+        }
+        std::memset(mask, 0, size);
+        for (int i = 0; i < P; ++i) CPU_SET_S(i, size, mask);
+        return 0;
+    }
+    int rc = real(pid, size, mask);
+    if (rc == 0 && apshim::confine::active() && ours(pid)) show_original(size, mask);
+    return rc;
+}
+
+extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int pthread_getaffinity_np(pthread_t thread,
+                                                                                                    size_t size,
+                                                                                                    cpu_set_t* mask) {
+    using Fn = int (*)(pthread_t, size_t, cpu_set_t*);
+    static Fn cache = nullptr;
+    Fn real = next(cache, "pthread_getaffinity_np");
+    int rc = real(thread, size, mask);
+    if (rc == 0 && apshim::confine::active()) show_original(size, mask);
+    return rc;
+}
+
+extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int sched_setaffinity(pid_t pid, size_t size,
+                                                                                               const cpu_set_t* mask) {
+    using Fn = int (*)(pid_t, size_t, const cpu_set_t*);
+    static Fn cache = nullptr;
+    Fn real = next(cache, "sched_setaffinity");
+    if (ours(pid)) apshim::confine::program_binds();
+    return real(pid, size, mask);
+}
+
+extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int pthread_setaffinity_np(pthread_t thread,
+                                                                                                    size_t size,
+                                                                                                    const cpu_set_t* mask) {
+    using Fn = int (*)(pthread_t, size_t, const cpu_set_t*);
+    static Fn cache = nullptr;
+    Fn real = next(cache, "pthread_setaffinity_np");
+    apshim::confine::program_binds();
+    return real(thread, size, mask);
+}
