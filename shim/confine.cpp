@@ -196,7 +196,15 @@ void thread_to_confined() noexcept {
 }
 
 void reset_thread_mask() noexcept {
-    if (g_captured) set_mask(0, g_original);
+    // The union of every thread's mask and the one captured at load: a runtime that binds threads
+    // (OMP_PROC_BIND) may have bound the main thread before our constructor ran (libgomp binds it
+    // in its own), so the captured mask alone can be a single CPU.
+    cpu_set_t all = g_original;
+    for (pid_t tid : list_threads()) {
+        cpu_set_t m;
+        if (get_mask(tid, m)) CPU_OR(&all, &all, &m);
+    }
+    if (CPU_COUNT(&all) > 0) set_mask(0, all);
 }
 
 void spawn_begin() noexcept {

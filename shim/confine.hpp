@@ -60,8 +60,8 @@ const cpu_set_t& original() noexcept;
 void thread_to_original() noexcept;
 void thread_to_confined() noexcept;
 
-// The calling thread to the original mask, confined or not (the controller thread at its start:
-// it may have been created by a thread the user bound to one CPU).
+// The calling thread onto every CPU any thread of the process may use (the controller thread at
+// its start: it may have been created by a thread the user bound to one CPU).
 void reset_thread_mask() noexcept;
 
 // Around posix_spawn/system/popen in the parent: the calling thread runs on the original mask,

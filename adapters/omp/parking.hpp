@@ -1,6 +1,8 @@
 // Parking inside long regions: a thread whose team index is at or beyond the allotment waits
-// before it takes new work (a dynamic/guided chunk, a task), so a running region shrinks to
-// the allotment without waiting for the next fork, and grows back when the allotment rises.
+// before it fetches a dynamic/guided chunk (it holds no iteration there), so a running region's
+// busy threads shrink to the allotment, and grow back when the allotment rises. Never before a
+// task body: the thread has dequeued the task, and a teammate may wait for it in a taskwait
+// (BOTS stalled for minutes); confinement (shim/confine.hpp) enforces the allotment there.
 // Runs inside the runtime's threads: no locks, no allocation.
 //
 // Escape rule (research/libomp-hooks.md: without one, programs hang, because a parked thread

@@ -7,15 +7,18 @@
 // And the one place a worker may leave: right after an outermost task (maybe_park).
 // Rules for this file: no locks, no allocation, no logging.
 #include <dlfcn.h>
+#include <unistd.h>
 #include <link.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include <atomic>
 #include <cstdint>
 
 #include "adapters/common/clock.hpp"
+#include "adapters/common/next_fn.hpp"
 #include "adapters/tbb/tbb_state.hpp"
 
 namespace apshim::tbb_adapter {
@@ -148,12 +151,6 @@ struct WaitScope {
     }
 };
 
-template <class Fn>
-Fn real(const char* name) noexcept {
-    // libtbb's definition behind ours; callers cache it (first call only: dlsym allocates).
-    return reinterpret_cast<Fn>(tbb_symbol(name));
-}
-
 }  // namespace
 }  // namespace apshim::tbb_adapter
 
@@ -216,9 +213,27 @@ extern "C" __attribute__((visibility("default"))) void apshim_tbb_wait(void* wai
 extern "C" __attribute__((visibility("default"))) void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx,
                                                                                    void* w_ctx) __asm__(APSHIM_TBB_EXECUTE_AND_WAIT);
 
+// libtbb's definitions behind ours (adapters/common/next_fn.hpp: looked up at load, and behind
+// RTLD_LOCAL on a call that finds none; no function-local static guard a fork could leave taken).
+namespace {
+apshim::NextFn<void (*)(void*, void*)> next_wait{APSHIM_TBB_WAIT};
+apshim::NextFn<void (*)(void*, void*, void*, void*)> next_execute_and_wait{APSHIM_TBB_EXECUTE_AND_WAIT};
+APSHIM_RESOLVE_AT_LOAD(next_wait)
+APSHIM_RESOLVE_AT_LOAD(next_execute_and_wait)
+
+// A libtbb entry point missing although the program called it (cannot happen while libtbb is
+// loaded): say which and stop rather than call address 0.
+template <typename F>
+F must(F f, const char* name) noexcept {
+    if (f) return f;
+    static const char msg[] = "apshim: a libtbb entry point was not found in this process: ";
+    if (write(2, msg, sizeof msg - 1) < 0 || write(2, name, std::strlen(name)) < 0 || write(2, "\n", 1) < 0) {}
+    std::abort();
+}
+}  // namespace
+
 void apshim_tbb_wait(void* wait_ctx, void* ctx) {
-    using Fn = void (*)(void*, void*);
-    static Fn fn = real<Fn>(APSHIM_TBB_WAIT);
+    auto fn = must(next_wait.get(), APSHIM_TBB_WAIT);
     if (!apshim::shim_enabled()) return fn(wait_ctx, ctx);
     note_used();
     WaitScope scope;
@@ -226,8 +241,7 @@ void apshim_tbb_wait(void* wait_ctx, void* ctx) {
 }
 
 void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_ctx) {
-    using Fn = void (*)(void*, void*, void*, void*);
-    static Fn fn = real<Fn>(APSHIM_TBB_EXECUTE_AND_WAIT);
+    auto fn = must(next_execute_and_wait.get(), APSHIM_TBB_EXECUTE_AND_WAIT);
     if (!apshim::shim_enabled()) return fn(t, t_ctx, wait_ctx, w_ctx);
     note_used();
     WaitScope scope;
@@ -252,17 +266,22 @@ bool raises_above_default(const ProgramControl& c) {
 extern "C" __attribute__((visibility("default"))) void apshim_tbb_gc_create(ProgramControl& c) __asm__(APSHIM_TBB_GC_CREATE);
 extern "C" __attribute__((visibility("default"))) void apshim_tbb_gc_destroy(ProgramControl& c) __asm__(APSHIM_TBB_GC_DESTROY);
 
+namespace {
+apshim::NextFn<void (*)(ProgramControl&)> next_gc_create{APSHIM_TBB_GC_CREATE};
+apshim::NextFn<void (*)(ProgramControl&)> next_gc_destroy{APSHIM_TBB_GC_DESTROY};
+APSHIM_RESOLVE_AT_LOAD(next_gc_create)
+APSHIM_RESOLVE_AT_LOAD(next_gc_destroy)
+}  // namespace
+
 void apshim_tbb_gc_create(ProgramControl& c) {
-    using Fn = void (*)(ProgramControl&);
-    static Fn fn = real<Fn>(APSHIM_TBB_GC_CREATE);
+    auto fn = must(next_gc_create.get(), APSHIM_TBB_GC_CREATE);
     if (apshim::shim_enabled() && raises_above_default(c))
         state().oversubscribing_controls.fetch_add(1, std::memory_order_relaxed);
     fn(c);
 }
 
 void apshim_tbb_gc_destroy(ProgramControl& c) {
-    using Fn = void (*)(ProgramControl&);
-    static Fn fn = real<Fn>(APSHIM_TBB_GC_DESTROY);
+    auto fn = must(next_gc_destroy.get(), APSHIM_TBB_GC_DESTROY);
     if (apshim::shim_enabled() && raises_above_default(c))
         state().oversubscribing_controls.fetch_sub(1, std::memory_order_relaxed);
     fn(c);
@@ -278,13 +297,16 @@ void apshim_tbb_gc_destroy(ProgramControl& c) {
 #define APSHIM_TBB_FINALIZE "_ZN3tbb6detail2r18finalizeERNS0_2d121task_scheduler_handleEl"
 extern "C" __attribute__((visibility("default"))) bool apshim_tbb_finalize(void* handle, std::intptr_t mode) __asm__(APSHIM_TBB_FINALIZE);
 
+namespace {
+apshim::NextFn<bool (*)(void*, std::intptr_t)> next_finalize{APSHIM_TBB_FINALIZE};
+APSHIM_RESOLVE_AT_LOAD(next_finalize)
+}  // namespace
+
 bool apshim_tbb_finalize(void* handle, std::intptr_t mode) {
-    using Fn = bool (*)(void*, std::intptr_t);
-    static Fn fn = real<Fn>(APSHIM_TBB_FINALIZE);
+    auto fn = must(next_finalize.get(), APSHIM_TBB_FINALIZE);
     // Mode 0 (release_nothrowing: a handle's destructor or release()) does not wait: leave it be.
     if (!apshim::shim_enabled() || mode == 0) return fn(handle, mode);
-    using ControlFn = void (*)(void*);
-    static ControlFn destroy = real<ControlFn>(APSHIM_TBB_GC_DESTROY);
+    auto destroy = must(next_gc_destroy.get(), APSHIM_TBB_GC_DESTROY);
     State& s = state();
     // finalize_throwing may throw (unsafe_wait): the count must come down on that path too.
     struct Finalizing {
@@ -294,7 +316,7 @@ bool apshim_tbb_finalize(void* handle, std::intptr_t mode) {
     } scope(s);
     s.lot.wake_all();  // parked workers go back to TBB and leave the arena
     if (void* c = s.control.exchange(nullptr)) {
-        destroy(c);
+        destroy(*static_cast<ProgramControl*>(c));  // the shim's own control: the same layout
         // Freed by the controller; a second finalize racing for the slot leaks one small object.
         void* expected = nullptr;
         s.retired.compare_exchange_strong(expected, c);

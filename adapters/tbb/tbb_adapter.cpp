@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "adapters/common/next_fn.hpp"
 #include "adapters/common/slot_sampler.hpp"
 #include "adapters/tbb/tbb_state.hpp"
 #include "shim/log.hpp"
@@ -152,17 +153,6 @@ __attribute__((constructor(111))) void register_fork_handler() {
 State& state() noexcept { return g_state; }
 Adapter& adapter() noexcept { return g_adapter; }
 
-void* tbb_symbol(const char* mangled) noexcept {
-    if (void* p = dlsym(RTLD_NEXT, mangled)) return p;
-    for (const char* soname : {"libtbb.so.12", "libtbb_debug.so.12"}) {
-        // RTLD_NOLOAD: only a libtbb that is already loaded; never load one ourselves.
-        if (void* h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD)) {
-            void* p = dlsym(h, mangled);
-            dlclose(h);  // drops the reference NOLOAD took; the program's own keeps it loaded
-            if (p) return p;
-        }
-    }
-    return nullptr;
-}
+void* tbb_symbol(const char* mangled) noexcept { return next_symbol(mangled); }
 
 }  // namespace apshim::tbb_adapter

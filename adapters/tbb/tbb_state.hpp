@@ -46,10 +46,9 @@ int tbb_default_concurrency() noexcept;
 // the shim's sysconf/sched_getaffinity interposers ask (shim/cpu_hooks.cpp).
 int cpus_shown_to(void* caller) noexcept;
 
-// A tbb::detail::r1 entry point of the libtbb this process uses, or null. Usually the next
-// definition after the shim in the global scope (RTLD_NEXT); a libtbb that was dlopen()ed with
-// RTLD_LOCAL (a plugin, a Python extension module) is reachable only through its own handle.
-// Allocates (dlsym): call once and cache, never on a per-task path.
+// A tbb::detail::r1 entry point of the libtbb this process uses, or null: next_symbol()
+// (adapters/common/next_fn.hpp), which also finds a libtbb dlopen()ed with RTLD_LOCAL (a plugin,
+// a Python extension module). Allocates (dlsym): call once and cache, never on a per-task path.
 void* tbb_symbol(const char* mangled) noexcept;
 
 // Called by hooks when TBB is seen in use: tells the shim once per process (and after fork).

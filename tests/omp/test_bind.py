@@ -1,0 +1,50 @@
+"""A binding the user chose is respected (OMP_PROC_BIND=close): the shim does not confine the
+program's threads (it says so at APSHIM_LOG=info), every thread keeps the CPU the runtime bound it
+to, and the controller thread, although the bound master thread started it, runs on the whole
+process mask (it once inherited the master's single CPU). Throttled: a stand-in co-runner holds
+the rest of the table. Usage: test_bind.py BUILD OMP_CONTRACT"""
+import os
+import sys
+import time
+
+from apshim_test import Check, CoRunner, Shim, usable_cpus
+
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("omp.bind")
+if usable_cpus() < 2:
+    print("SKIP: one CPU: binding and confinement look the same")
+    check.done()
+
+
+def masks(pid):
+    """{tid: (comm, Cpus_allowed_list)} of pid's threads."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            comm = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+            allowed = [l.split()[1] for l in open(f"/proc/{pid}/task/{tid}/status") if l.startswith("Cpus_allowed_list")][0]
+            out[tid] = (comm, allowed)
+        except (OSError, IndexError):
+            pass
+    return out
+
+
+args = [prog, "3", "40000000"]
+native = shim.run(args, shim.env(preload=False, OMP_PROC_BIND="close"), timeout=120)
+check.expect(native.returncode == 0, "runs natively with OMP_PROC_BIND=close")
+everything = open("/proc/self/status").read().split("Cpus_allowed_list:")[1].split()[0]
+env = shim.env(P=2, APSHIM_LOG="info", OMP_PROC_BIND="close")
+with CoRunner(shim, env, P=2):
+    p = shim.spawn(args, env)
+    time.sleep(0.8)
+    seen = masks(p.pid)
+    out, err = p.communicate(timeout=120)
+check.expect(p.returncode == 0 and out == native.stdout, f"same answer under the shim ({err.strip()[:200]})")
+check.expect("not confining" in err and "OMP_PROC_BIND" in err, "the shim says it does not confine, and why")
+ctl = [allowed for comm, allowed in seen.values() if comm == "apshim-ctl"]
+workers = [allowed for comm, allowed in seen.values() if comm != "apshim-ctl"]
+check.expect(ctl == [everything], f"the controller runs on the whole mask {everything} ({ctl})")
+check.expect(len(workers) >= 2 and all("," not in a and "-" not in a for a in workers),
+             f"each OpenMP thread keeps the single CPU the runtime bound it to ({workers})")
+check.done()
