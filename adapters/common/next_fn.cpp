@@ -2,7 +2,9 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace apshim {
@@ -48,6 +50,12 @@ void* next_symbol(const char* name, bool global_only) noexcept {
         if (p && !ours) return p;
     }
     return nullptr;
+}
+
+void missing_entry_point(const char* name) noexcept {
+    static const char msg[] = "apshim: the runtime's entry point was not found in this process: ";
+    if (write(2, msg, sizeof msg - 1) < 0 || write(2, name, std::strlen(name)) < 0 || write(2, "\n", 1) < 0) {}
+    std::abort();
 }
 
 void* symbol_beside(void* defined, const char* name) noexcept {

@@ -30,6 +30,16 @@ void* next_symbol(const char* name, bool global_only = false) noexcept;
 // (research/libomp-hooks.md). Null when not found.
 void* symbol_beside(void* defined, const char* name) noexcept;
 
+// A runtime's entry point is missing although the program called it (cannot happen while the
+// runtime is loaded: next_symbol searches every loaded object): one line on stderr naming it,
+// then abort, rather than a call to address 0.
+[[noreturn]] void missing_entry_point(const char* name) noexcept;
+template <typename F>
+F must_exist(F f, const char* name) noexcept {
+    if (!f) missing_entry_point(name);
+    return f;
+}
+
 template <typename F>
 class NextFn {
 public:

@@ -31,35 +31,18 @@ using IntFn = int (*)();
 using ParallelFn = void (*)(Fn, void*, unsigned, unsigned);
 
 NextFn<ParallelFn> next_GOMP_parallel{"GOMP_parallel"};
-BesideFn<IntFn, ParallelFn> real_get_level{next_GOMP_parallel, "omp_get_level"};
-BesideFn<IntFn, ParallelFn> real_thread_num{next_GOMP_parallel, "omp_get_thread_num"};
-BesideFn<IntFn, ParallelFn> real_get_dynamic{next_GOMP_parallel, "omp_get_dynamic"};
-BesideFn<IntFn, ParallelFn> real_max_threads{next_GOMP_parallel, "omp_get_max_threads"};
+OmpQueries<ParallelFn> gomp{next_GOMP_parallel};
 APSHIM_RESOLVE_AT_LOAD(next_GOMP_parallel)
-APSHIM_RESOLVE_AT_LOAD(real_get_level)
-APSHIM_RESOLVE_AT_LOAD(real_thread_num)
-APSHIM_RESOLVE_AT_LOAD(real_get_dynamic)
-APSHIM_RESOLVE_AT_LOAD(real_max_threads)
+APSHIM_RESOLVE_AT_LOAD(gomp)
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
 
-bool on() noexcept { return apshim::shim_enabled() && real_get_level.get() && real_thread_num.get(); }
+bool on() noexcept { return apshim::shim_enabled() && gomp.level.get() && gomp.thread_num.get(); }
 
 void park_here() noexcept {
-    auto thread_num = real_thread_num.get();
-    auto get_level = real_get_level.get();
+    auto thread_num = gomp.thread_num.get();
+    auto get_level = gomp.level.get();
     if (thread_num && get_level) park_if_surplus(g_gomp_state, t_state, thread_num(), get_level());
-}
-
-// An entry point of libgomp is missing although the program called it (cannot happen while
-// libgomp is loaded, and the lookup searches every loaded object): say so and stop rather than
-// call address 0.
-template <typename F>
-F must(F f, const char* name) noexcept {
-    if (f) return f;
-    static const char msg[] = "apshim: a libgomp entry point was not found in this process: ";
-    if (write(2, msg, sizeof msg - 1) < 0 || write(2, name, std::strlen(name)) < 0 || write(2, "\n", 1) < 0) {}
-    std::abort();
 }
 
 struct Region {
@@ -93,14 +76,9 @@ void run_region(void* p) {
 class OutermostTeam {
 public:
     explicit OutermostTeam(unsigned num_threads) : size_(num_threads) {
-        auto get_level = real_get_level.get();
-        if (get_level && get_level() != 0) return;
-        ForkIcvs icvs;
+        if (!gomp.outermost()) return;
         bool opted_in = shrink_allowed_by_user();
-        auto get_dynamic = real_get_dynamic.get();
-        icvs.dynamic = get_dynamic && get_dynamic() != 0;
-        auto max_threads = real_max_threads.get();
-        if (max_threads && (icvs.dynamic || opted_in || num_threads == 0)) icvs.max_threads = max_threads();
+        ForkIcvs icvs = gomp.icvs(/*need_max=*/opted_in || num_threads == 0);
         int n = reserve_team(g_gomp_state, static_cast<int>(num_threads), icvs, opted_in, reserved_);
         note_fork(g_gomp_state, n > 0 ? n : icvs.max_threads);
         if (n > 0) size_ = static_cast<unsigned>(n);
@@ -156,7 +134,7 @@ using apshim::NextFn;
 #define APSHIM_EXPORT extern "C" __attribute__((visibility("default")))
 
 APSHIM_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
-    auto real_fn = must(next_GOMP_parallel.get(), "GOMP_parallel");
+    auto real_fn = apshim::must_exist(next_GOMP_parallel.get(), "GOMP_parallel");
     if (!apshim::shim_enabled()) return real_fn(fn, data, num_threads, flags);
     Region region{fn, data};
     OutermostTeam team(num_threads);
@@ -169,7 +147,7 @@ APSHIM_RESOLVE_AT_LOAD(next_GOMP_parallel_sections)
 }
 APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned num_threads, unsigned count,
                                           unsigned flags) {
-    auto real_fn = must(next_GOMP_parallel_sections.get(), "GOMP_parallel_sections");
+    auto real_fn = apshim::must_exist(next_GOMP_parallel_sections.get(), "GOMP_parallel_sections");
     if (!apshim::shim_enabled()) return real_fn(fn, data, num_threads, count, flags);
     Region region{fn, data};
     OutermostTeam team(num_threads);
@@ -185,7 +163,7 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
     }                                                                                                        \
     APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
                             long chunk, unsigned flags) {                                                    \
-        auto real_fn = must(next_##name.get(), #name);                                                                    \
+        auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
         if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, chunk, flags);            \
         Region region{fn, data};                                                                             \
         OutermostTeam team(n);                                                                               \
@@ -198,7 +176,7 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
     }                                                                                                        \
     APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
                             unsigned flags) {                                                                \
-        auto real_fn = must(next_##name.get(), #name);                                                                    \
+        auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
         if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, flags);                   \
         Region region{fn, data};                                                                             \
         OutermostTeam team(n);                                                                               \
@@ -220,7 +198,7 @@ APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
     APSHIM_RESOLVE_AT_LOAD(next_##name)                                                                      \
     }                                                                                                        \
     APSHIM_EXPORT R name params {                                                                            \
-        auto real_fn = must(next_##name.get(), #name);                                                                    \
+        auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
         if (!apshim::shim_enabled()) return real_fn args;                                                    \
         Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
         return real_fn args;                                                                                 \
@@ -243,7 +221,7 @@ APSHIM_RESOLVE_AT_LOAD(next_GOMP_task)
 APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
                              long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
                              void* detach) {
-    auto real_fn = must(next_GOMP_task.get(), "GOMP_task");
+    auto real_fn = apshim::must_exist(next_GOMP_task.get(), "GOMP_task");
     if (!on() || (flags & kTaskFlagDetach) || arg_size < 0 || arg_size > kMaxWrappedTaskData || arg_align < 1 ||
         (arg_align & (arg_align - 1)) != 0)
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
@@ -267,7 +245,7 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
     APSHIM_RESOLVE_AT_LOAD(next_##name)                                                                      \
     }                                                                                                        \
     APSHIM_EXPORT bool name params {                                                                         \
-        auto real_fn = must(next_##name.get(), #name);                                                                    \
+        auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
         if (!on()) return real_fn args;                                                                      \
         park_here();                                                                                         \
         bool more = real_fn args;                                                                            \

@@ -35,17 +35,11 @@ using IntFn = int (*)();
 NextFn<ForkCall> next_fork_call{"__kmpc_fork_call"};
 BesideFn<PushNumThreads, ForkCall> real_push_num_threads{next_fork_call, "__kmpc_push_num_threads"};
 BesideFn<GlobalThreadNum, ForkCall> real_global_thread_num{next_fork_call, "__kmpc_global_thread_num"};
-BesideFn<IntFn, ForkCall> real_get_level{next_fork_call, "omp_get_level"};
-BesideFn<IntFn, ForkCall> real_thread_num{next_fork_call, "omp_get_thread_num"};
-BesideFn<IntFn, ForkCall> real_get_dynamic{next_fork_call, "omp_get_dynamic"};
-BesideFn<IntFn, ForkCall> real_max_threads{next_fork_call, "omp_get_max_threads"};
+OmpQueries<ForkCall> kmp{next_fork_call};
 APSHIM_RESOLVE_AT_LOAD(next_fork_call)
 APSHIM_RESOLVE_AT_LOAD(real_push_num_threads)
 APSHIM_RESOLVE_AT_LOAD(real_global_thread_num)
-APSHIM_RESOLVE_AT_LOAD(real_get_level)
-APSHIM_RESOLVE_AT_LOAD(real_thread_num)
-APSHIM_RESOLVE_AT_LOAD(real_get_dynamic)
-APSHIM_RESOLVE_AT_LOAD(real_max_threads)
+APSHIM_RESOLVE_AT_LOAD(kmp)
 
 using DoacrossInit = void (*)(ident_t*, kmp_int32, kmp_int32, const void*);
 using DoacrossFini = void (*)(ident_t*, kmp_int32);
@@ -71,13 +65,7 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_push_num_threads(i
 }
 
 namespace {
-// libomp's __kmpc_fork_call is missing although a program called it (cannot happen while libomp
-// is loaded, and the lookup searches every loaded object): say so and stop rather than jump to 0.
-[[noreturn]] void no_fork_call() {
-    static const char msg[] = "apshim: libomp's __kmpc_fork_call not found in this process; cannot continue\n";
-    if (write(2, msg, sizeof msg - 1) < 0) {}
-    std::abort();
-}
+[[noreturn]] void no_fork_call() { apshim::missing_entry_point("__kmpc_fork_call"); }
 }  // namespace
 
 // Called by the trampoline below with __kmpc_fork_call's first argument; returns the real
@@ -87,16 +75,9 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
     t_clause = 0;
     auto fork_call = next_fork_call.get();
     if (!fork_call) return reinterpret_cast<void*>(&no_fork_call);
-    auto get_level = real_get_level.get();
-    if (apshim::shim_enabled() && get_level && get_level() == 0) {
-        ForkIcvs icvs;
+    if (apshim::shim_enabled() && kmp.outermost()) {
         bool opted_in = shrink_allowed_by_user();
-        auto get_dynamic = real_get_dynamic.get();
-        icvs.dynamic = get_dynamic && get_dynamic() != 0;
-        if (icvs.dynamic || opted_in) {
-            auto max_threads = real_max_threads.get();
-            icvs.max_threads = max_threads ? max_threads() : 0;
-        }
+        ForkIcvs icvs = kmp.icvs(/*need_max=*/opted_in);
         int n, reserved = 0;
         if (g_kmp_state.sees_region_ends.load(std::memory_order_relaxed)) {
             n = reserve_team(g_kmp_state, clause, icvs, opted_in, reserved);
@@ -205,8 +186,8 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_doacross_fini(iden
     extern "C" __attribute__((visibility("default"))) int __kmpc_dispatch_next_##suffix(                     \
         ident_t* loc, kmp_int32 gtid, kmp_int32* p_last, T* p_lb, T* p_ub, T* p_st) {                         \
         auto fn = next_dispatch_##suffix.get();                                                               \
-        auto thread_num = real_thread_num.get();                                                              \
-        auto get_level = real_get_level.get();                                                                \
+        auto thread_num = kmp.thread_num.get();                                                               \
+        auto get_level = kmp.level.get();                                                                     \
         bool on = apshim::shim_enabled() && thread_num && get_level;                                          \
         if (on && t_doacross == 0) park_if_surplus(g_kmp_state, kmp_thread_state(), thread_num(), get_level()); \
         int more = fn(loc, gtid, p_last, p_lb, p_ub, p_st);                                                   \

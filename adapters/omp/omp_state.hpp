@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "adapters/adapter.hpp"
+#include "adapters/common/next_fn.hpp"
 #include "adapters/common/park.hpp"
 #include "adapters/common/thread_slots.hpp"
 
@@ -92,6 +93,37 @@ int team_size(const State& s, int requested, const ForkIcvs& icvs, bool opted_in
 // release_team() when the region ends. Returns `requested` when the shim leaves it alone.
 int reserve_team(State& s, int requested, const ForkIcvs& icvs, bool opted_in, int& reserved) noexcept;
 void release_team(State& s, int reserved) noexcept;
+
+// The omp_* queries of one runtime, found in the library that defines its fork entry point
+// `Anchor` (with libomp and libgomp both loaded, RTLD_NEXT alone could answer from the wrong one).
+template <typename Anchor>
+struct OmpQueries {
+    using IntFn = int (*)();
+    BesideFn<IntFn, Anchor> level, thread_num, dynamic, max_threads;
+    constexpr explicit OmpQueries(NextFn<Anchor>& anchor) noexcept
+        : level(anchor, "omp_get_level"), thread_num(anchor, "omp_get_thread_num"),
+          dynamic(anchor, "omp_get_dynamic"), max_threads(anchor, "omp_get_max_threads") {}
+    void resolve_at_load() noexcept {
+        level.resolve_at_load();
+        thread_num.resolve_at_load();
+        dynamic.resolve_at_load();
+        max_threads.resolve_at_load();
+    }
+    // True on the thread of an outermost fork (nesting level 0).
+    bool outermost() noexcept {
+        auto f = level.get();
+        return f && f() == 0;
+    }
+    // The forking thread's ICVs; omp_get_max_threads() only when it may matter (`need_max`).
+    ForkIcvs icvs(bool need_max) noexcept {
+        ForkIcvs out;
+        auto dyn = dynamic.get();
+        out.dynamic = dyn && dyn() != 0;
+        auto max = max_threads.get();
+        if (max && (out.dynamic || need_max)) out.max_threads = max();
+        return out;
+    }
+};
 
 // APSHIM_SHRINK_TEAMS=1, unless the program turned dynamic adjustment off explicitly
 // (omp_set_dynamic(0) anywhere, OMP_DYNAMIC=false): then it relies on exact teams (omp_env.cpp).

@@ -221,19 +221,10 @@ apshim::NextFn<void (*)(void*, void*, void*, void*)> next_execute_and_wait{APSHI
 APSHIM_RESOLVE_AT_LOAD(next_wait)
 APSHIM_RESOLVE_AT_LOAD(next_execute_and_wait)
 
-// A libtbb entry point missing although the program called it (cannot happen while libtbb is
-// loaded): say which and stop rather than call address 0.
-template <typename F>
-F must(F f, const char* name) noexcept {
-    if (f) return f;
-    static const char msg[] = "apshim: a libtbb entry point was not found in this process: ";
-    if (write(2, msg, sizeof msg - 1) < 0 || write(2, name, std::strlen(name)) < 0 || write(2, "\n", 1) < 0) {}
-    std::abort();
-}
 }  // namespace
 
 void apshim_tbb_wait(void* wait_ctx, void* ctx) {
-    auto fn = must(next_wait.get(), APSHIM_TBB_WAIT);
+    auto fn = apshim::must_exist(next_wait.get(), APSHIM_TBB_WAIT);
     if (!apshim::shim_enabled()) return fn(wait_ctx, ctx);
     note_used();
     WaitScope scope;
@@ -241,7 +232,7 @@ void apshim_tbb_wait(void* wait_ctx, void* ctx) {
 }
 
 void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_ctx) {
-    auto fn = must(next_execute_and_wait.get(), APSHIM_TBB_EXECUTE_AND_WAIT);
+    auto fn = apshim::must_exist(next_execute_and_wait.get(), APSHIM_TBB_EXECUTE_AND_WAIT);
     if (!apshim::shim_enabled()) return fn(t, t_ctx, wait_ctx, w_ctx);
     note_used();
     WaitScope scope;
@@ -274,14 +265,14 @@ APSHIM_RESOLVE_AT_LOAD(next_gc_destroy)
 }  // namespace
 
 void apshim_tbb_gc_create(ProgramControl& c) {
-    auto fn = must(next_gc_create.get(), APSHIM_TBB_GC_CREATE);
+    auto fn = apshim::must_exist(next_gc_create.get(), APSHIM_TBB_GC_CREATE);
     if (apshim::shim_enabled() && raises_above_default(c))
         state().oversubscribing_controls.fetch_add(1, std::memory_order_relaxed);
     fn(c);
 }
 
 void apshim_tbb_gc_destroy(ProgramControl& c) {
-    auto fn = must(next_gc_destroy.get(), APSHIM_TBB_GC_DESTROY);
+    auto fn = apshim::must_exist(next_gc_destroy.get(), APSHIM_TBB_GC_DESTROY);
     if (apshim::shim_enabled() && raises_above_default(c))
         state().oversubscribing_controls.fetch_sub(1, std::memory_order_relaxed);
     fn(c);
@@ -303,10 +294,10 @@ APSHIM_RESOLVE_AT_LOAD(next_finalize)
 }  // namespace
 
 bool apshim_tbb_finalize(void* handle, std::intptr_t mode) {
-    auto fn = must(next_finalize.get(), APSHIM_TBB_FINALIZE);
+    auto fn = apshim::must_exist(next_finalize.get(), APSHIM_TBB_FINALIZE);
     // Mode 0 (release_nothrowing: a handle's destructor or release()) does not wait: leave it be.
     if (!apshim::shim_enabled() || mode == 0) return fn(handle, mode);
-    auto destroy = must(next_gc_destroy.get(), APSHIM_TBB_GC_DESTROY);
+    auto destroy = apshim::must_exist(next_gc_destroy.get(), APSHIM_TBB_GC_DESTROY);
     State& s = state();
     // finalize_throwing may throw (unsafe_wait): the count must come down on that path too.
     struct Finalizing {
