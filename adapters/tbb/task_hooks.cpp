@@ -37,7 +37,7 @@ ThreadState& me() noexcept {
     State& s = state();
     std::uint32_t gen = s.fork_generation.load(std::memory_order_relaxed);
     if (!t.counters || t.generation != gen) {
-        t.counters = s.slots.claim();
+        t.counters = s.slots.claim(&t.counters);  // given back when this thread exits
         t.generation = gen;
     }
     return t;
