@@ -13,6 +13,11 @@
 
 #include "gat/dp.hpp"
 #include "gat/proc.hpp"
+#include "shim/log.hpp"
+
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
 
 namespace apshim::gat {
 namespace {
@@ -204,20 +209,41 @@ Table::~Table() {
 
 bool Table::lock(std::uint64_t timeout_ns, bool* recovered) {
     if (recovered) *recovered = false;
+    // The deadline is on CLOCK_MONOTONIC: a step of the wall clock (NTP, an admin) must not
+    // turn one est_cycle's wait into an hour, or into none.
     timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
     std::uint64_t ns = static_cast<std::uint64_t>(deadline.tv_nsec) + timeout_ns;
     deadline.tv_sec += static_cast<time_t>(ns / 1000000000ull);
     deadline.tv_nsec = static_cast<long>(ns % 1000000000ull);
-    int rc = pthread_mutex_timedlock(&map_->header.lock, &deadline);
+    pthread_mutex_t* m = &map_->header.lock;
+#if defined(__SANITIZE_THREAD__)
+    __tsan_mutex_pre_lock(m, __tsan_mutex_try_lock);  // GCC 12's TSan does not intercept clocklock
+#endif
+    int rc = pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &deadline);
+#if defined(__SANITIZE_THREAD__)
+    __tsan_mutex_post_lock(m, rc == 0 || rc == EOWNERDEAD ? __tsan_mutex_try_lock : __tsan_mutex_try_lock | __tsan_mutex_try_lock_failed, 0);
+#endif
     if (rc == EOWNERDEAD) {
         // The holder died mid-update: rows may be half-written. Make them consistent again
         // (dead rows out, DP repaired) before anyone else sees them.
         reclaim_dead(true, monotonic_ns());
         run_dp(-1, 0, true);
-        pthread_mutex_consistent(&map_->header.lock);
+        pthread_mutex_consistent(m);
         if (recovered) *recovered = true;
         return true;
+    }
+    if (rc == ENOTRECOVERABLE) {
+        // Someone got the lock from a dead holder and unlocked it without repairing it (our own
+        // code always calls pthread_mutex_consistent first): it can never be taken again. No
+        // job can update this table any more; each keeps its last allotment. Not rebuilt
+        // behind the other jobs' backs: they map this file and would never see a new one.
+        unrecoverable_ = true;
+        APSHIM_LOG_ONCE(LogLevel::warn,
+                        "GAT %s: the table's lock is unrecoverable (released without repair after its holder died); "
+                        "jobs keep their last allotment: remove the file to start a new table",
+                        path_.c_str());
+        return false;
     }
     return rc == 0;
 }
@@ -299,6 +325,10 @@ int Table::join(int desire, double eta, std::string& error) {
     // Joining happens once per job, so it may wait longer than an update: under heavy
     // contention (many jobs on few cores) a futex lock is not fair and a waiter can starve briefly.
     if (!lock(kJoinLockTimeoutNs)) {
+        if (unrecoverable_) {
+            error = describe(path_, "its lock is unrecoverable; remove the file to start a new table");
+            return -1;
+        }
         error = describe(path_, "lock not available for 1 s");
         return kJoinBusy;
     }

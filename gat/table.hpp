@@ -73,9 +73,13 @@ public:
     Snapshot snapshot();
 
     // Lock access for tests and tools: take the table lock the way update() does.
-    // Returns false on timeout. `recovered` is set when the previous holder had died.
+    // Returns false on timeout, or at once when the lock is unrecoverable (a holder died and
+    // whoever got it next released it without repair). `recovered` is set when the previous
+    // holder had died.
     bool lock(std::uint64_t timeout_ns, bool* recovered = nullptr);
     void unlock();
+    // A lock() found the lock unrecoverable: this table can no longer be updated by anyone.
+    bool unrecoverable() const { return unrecoverable_; }
 
 private:
     Table() = default;
@@ -91,6 +95,7 @@ private:
     pid_t pid_ = 0;
     std::uint64_t start_time_ = 0;
     double eta_ = 0.5;
+    bool unrecoverable_ = false;
 };
 
 }  // namespace apshim::gat

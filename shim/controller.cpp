@@ -300,7 +300,9 @@ void Controller::after_fork_parent() noexcept { mutex_.unlock(); }
 void Controller::after_fork_child() noexcept {
     // Only the forking thread exists now: no controller thread, and the parent's row is not
     // ours. The child becomes a job of its own when one of its runtimes is used again.
-    new (&mutex_) std::mutex();
+    // before_fork() locked mutex_ on this very thread (the one fork() returns in): unlock it,
+    // as the parent does, rather than constructing a new mutex over a locked one.
+    mutex_.unlock();
     thread_joinable_ = false;
     started_.store(false);
     stopping_.store(false);

@@ -1,5 +1,6 @@
 #include "shim/options.hpp"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -9,7 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <vector>
 
 namespace apshim {
 namespace {
@@ -158,21 +159,120 @@ const char* known_policies() { return "wsap, static, asteal, inst"; }
 
 std::string default_gat_path() { return "/dev/shm/apshim-" + std::to_string(geteuid()); }
 
+namespace {
+
+// The whole of a small file (a cgroup knob, /proc/self/cgroup) into `out`; false if unreadable.
+bool read_small_file(const std::string& path, std::string& out) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    out.clear();
+    char buf[4096];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        out.append(buf, static_cast<std::size_t>(n));
+        if (out.size() > 65536) break;  // no cgroup file is this long
+    }
+    ::close(fd);
+    return true;
+}
+
+// Processors a quota of `quota` per `period` amounts to, rounded up (1.5 CPUs -> 2); 0 = none.
+long quota_cpus(long quota, long period) { return quota > 0 && period > 0 ? (quota + period - 1) / period : 0; }
+
+// cgroup v2 cpu.max at `dir`: "max 100000" (none) or "<quota> <period>".
+long v2_limit(const std::string& dir) {
+    std::string text;
+    if (!read_small_file(dir + "/cpu.max", text)) return 0;
+    long quota = 0, period = 0;
+    if (std::sscanf(text.c_str(), "%ld %ld", &quota, &period) != 2) return 0;  // "max ..." too
+    return quota_cpus(quota, period);
+}
+
+// cgroup v1 cpu.cfs_quota_us (-1 = none) and cpu.cfs_period_us at `dir`.
+long v1_limit(const std::string& dir) {
+    std::string q, p;
+    if (!read_small_file(dir + "/cpu.cfs_quota_us", q) || !read_small_file(dir + "/cpu.cfs_period_us", p)) return 0;
+    long quota = 0, period = 0;
+    if (std::sscanf(q.c_str(), "%ld", &quota) != 1 || std::sscanf(p.c_str(), "%ld", &period) != 1) return 0;
+    return quota_cpus(quota, period);
+}
+
+// The tightest limit on `cgroup` and each of its ancestors under the hierarchy mounted at
+// `mount` (a missing mount or file is no limit). A path that climbs ("..": the process is
+// outside its cgroup namespace's root) is read at the mount's root only.
+long tightest_on_path(const std::string& mount, std::string_view cgroup, long (*limit_at)(const std::string&)) {
+    std::vector<std::string_view> parts;
+    while (!cgroup.empty()) {
+        std::size_t slash = cgroup.find('/');
+        std::string_view part = cgroup.substr(0, slash);
+        cgroup = slash == std::string_view::npos ? std::string_view() : cgroup.substr(slash + 1);
+        if (part.empty() || part == ".") continue;
+        if (part == "..") {
+            parts.clear();
+            break;
+        }
+        parts.push_back(part);
+    }
+    long best = 0;
+    std::string dir = mount;
+    for (std::size_t level = 0;; ++level) {
+        long l = limit_at(dir);
+        if (l > 0 && (best == 0 || l < best)) best = l;
+        if (level == parts.size()) break;
+        dir += '/';
+        dir += parts[level];
+    }
+    return best;
+}
+
+}  // namespace
+
+int cgroup_cpu_limit(const std::string& root, std::string_view self_cgroup) {
+    long best = 0;
+    auto take = [&](long l) {
+        if (l > 0 && (best == 0 || l < best)) best = l;
+    };
+    while (!self_cgroup.empty()) {
+        std::size_t nl = self_cgroup.find('\n');
+        std::string_view line = self_cgroup.substr(0, nl);
+        self_cgroup = nl == std::string_view::npos ? std::string_view() : self_cgroup.substr(nl + 1);
+        // "<hierarchy id>:<controllers>:<path>"; the path may itself hold ':'.
+        std::size_t c1 = line.find(':');
+        std::size_t c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
+        if (c2 == std::string_view::npos) continue;
+        std::string_view id = line.substr(0, c1), controllers = line.substr(c1 + 1, c2 - c1 - 1), path = line.substr(c2 + 1);
+        if (path.empty() || path.front() != '/') continue;
+        if (id == "0" && controllers.empty()) {  // v2: unified at the root, or beside v1 (hybrid)
+            take(tightest_on_path(root, path, &v2_limit));
+            take(tightest_on_path(root + "/unified", path, &v2_limit));
+            continue;
+        }
+        bool cpu = false;  // v1: a hierarchy with the cpu controller, mounted as "cpu" or "cpu,cpuacct"
+        for (std::string_view rest = controllers; !rest.empty();) {
+            std::size_t comma = rest.find(',');
+            if (rest.substr(0, comma) == "cpu") cpu = true;
+            rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        }
+        if (!cpu) continue;
+        take(tightest_on_path(root + "/" + std::string(controllers), path, &v1_limit));
+        if (controllers != "cpu") take(tightest_on_path(root + "/cpu", path, &v1_limit));
+    }
+    return best > kMaxProcessors ? kMaxProcessors : static_cast<int>(best);
+}
+
 int default_processors() {
     int cpus = 0;
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
     if (cpus <= 0) cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
     if (cpus <= 0) cpus = 1;
-    // cgroup v2: "max 100000" or "<quota> <period>"; a quota of 1.5 CPUs rounds up to 2.
-    std::ifstream f("/sys/fs/cgroup/cpu.max");
-    std::string quota, period;
-    if (f >> quota >> period && quota != "max") {
-        long q = std::atol(quota.c_str()), p = std::atol(period.c_str());
-        if (q > 0 && p > 0) {
-            long limit = (q + p - 1) / p;
-            if (limit < cpus) cpus = static_cast<int>(limit);
-        }
+    // The quota of this process's own cgroup and its ancestors (v1 or v2), not the root's.
+    std::string self;
+    if (read_small_file("/proc/self/cgroup", self)) {
+        int limit = cgroup_cpu_limit("/sys/fs/cgroup", self);
+        if (limit > 0 && limit < cpus) cpus = limit;
     }
     if (cpus > kMaxProcessors) cpus = kMaxProcessors;
     return cpus;

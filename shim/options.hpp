@@ -42,8 +42,17 @@ const OptionSpec* option_specs(int* count);
 // (one line each, already formatted) and replaced by defaults.
 Options parse_options(const char* const* envp, void (*complain)(const char* line));
 
-// Default processor count: CPUs in the affinity mask, capped by the cgroup v2 cpu.max quota.
+// Default processor count: CPUs in the affinity mask, capped by the CPU quota of this process's
+// cgroup (cgroup_cpu_limit). Reads the files again on every call.
 int default_processors();
+
+// The CPU limit the cgroup quotas put on a process, rounded up, or 0 when there is none: the
+// tightest over its cgroup and every ancestor, in each hierarchy named by `self_cgroup` (the
+// text of /proc/self/cgroup) that has the cpu controller: v2 (cpu.max, "0::<path>", at `root`
+// or `root`/unified) and v1 (cpu.cfs_quota_us / cpu.cfs_period_us, at `root`/<controllers>
+// or `root`/cpu). `root` is where the hierarchies are mounted, /sys/fs/cgroup; missing files
+// count as no quota. Only reads files, so tests can hand it a fake tree.
+int cgroup_cpu_limit(const std::string& root, std::string_view self_cgroup);
 
 // Default table path: /dev/shm/apshim-<uid>.
 std::string default_gat_path();

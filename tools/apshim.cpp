@@ -6,8 +6,10 @@
 //   apshim options [--markdown]
 // Every command honours APSHIM_GAT (or --gat PATH placed before the command).
 #include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -41,29 +43,99 @@ int usage(FILE* out) {
     return out == stderr ? 2 : 0;
 }
 
-std::string table_path() {
-    const char* p = std::getenv("APSHIM_GAT");
-    return (p && *p) ? p : apshim::default_gat_path();
+void complain(const char* line) { std::fprintf(stderr, "apshim: %s\n", line); }
+
+// The options the shim itself would use here (APSHIM_GAT, APSHIM_P, APSHIM_EST_CYCLE_MS...),
+// checked by the same table: a bad value is reported and replaced by its default, as in a job.
+const apshim::Options& options() {
+    static const apshim::Options o = apshim::parse_options(environ, &complain);
+    return o;
 }
 
-std::unique_ptr<Table> open_table() {
+std::string table_path() { return options().gat; }
+
+// The table, or null: `missing` is set (and nothing printed) when no job has created it yet.
+std::unique_ptr<Table> open_table(bool* missing = nullptr) {
+    std::string path = table_path();
+    struct stat st;
+    if (missing) *missing = lstat(path.c_str(), &st) != 0 && errno == ENOENT;
+    if (missing && *missing) return nullptr;
     std::string err;
-    auto t = Table::open(table_path(), {}, err, Table::Mode::existing_only);
+    auto t = Table::open(path, {}, err, Table::Mode::existing_only);
     if (!t) std::fprintf(stderr, "apshim: %s\n", err.c_str());
     return t;
 }
 
+// What `status` shows before any job created the table: the P and est_cycle the first job
+// would create it with here, and no jobs.
+Snapshot empty_snapshot() {
+    Snapshot s;
+    s.processors = options().P;
+    s.est_cycle_ms = options().est_cycle_ms;
+    return s;
+}
+
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates,
+// at most U+10FFFF), or 0 when the byte there does not start one.
+std::size_t utf8_length(const std::string& s, std::size_t i) {
+    auto at = [&](std::size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+    auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xbf) { return at(k) >= lo && at(k) <= hi; };
+    unsigned c = at(i);
+    if (c >= 0xc2 && c <= 0xdf) return cont(i + 1) ? 2 : 0;
+    if (c == 0xe0) return cont(i + 1, 0xa0) && cont(i + 2) ? 3 : 0;
+    if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef) return cont(i + 1) && cont(i + 2) ? 3 : 0;
+    if (c == 0xed) return cont(i + 1, 0x80, 0x9f) && cont(i + 2) ? 3 : 0;
+    if (c == 0xf0) return cont(i + 1, 0x90) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+    if (c >= 0xf1 && c <= 0xf3) return cont(i + 1) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+    if (c == 0xf4) return cont(i + 1, 0x80, 0x8f) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+    return 0;
+}
+
+// A JSON string always valid whatever the bytes: well-formed UTF-8 is kept, control bytes and
+// bytes that are not part of well-formed UTF-8 (a name cut mid-character, Latin-1) are written
+// as \u00XX (the code point of that byte read as Latin-1).
 std::string json_string(const std::string& s) {
     std::string out = "\"";
-    for (unsigned char c : s) {
-        if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
-        else if (c < 0x20) {
+    for (std::size_t i = 0; i < s.size();) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+            ++i;
+        } else if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+            ++i;
+        } else if (std::size_t n = c >= 0x80 ? utf8_length(s, i) : 0) {
+            out.append(s, i, n);
+            i += n;
+        } else {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\u%04x", c);
             out += buf;
-        } else out += static_cast<char>(c);
+            ++i;
+        }
     }
     return out + "\"";
+}
+
+// A name as it may appear on a terminal: well-formed UTF-8 kept, control bytes (escape
+// sequences) and stray bytes as \xNN.
+std::string text_name(const std::string& s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size();) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        std::size_t n = c >= 0x80 ? utf8_length(s, i) : (c >= 0x20 && c < 0x7f ? 1 : 0);
+        if (n) {
+            out.append(s, i, n);
+            i += n;
+        } else {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+            ++i;
+        }
+    }
+    return out;
 }
 
 void print_json(const Snapshot& s) {
@@ -84,35 +156,63 @@ void print_table(const Snapshot& s, const std::string& path) {
                 s.est_cycle_ms, s.jobs.size(), total, static_cast<unsigned long long>(s.updates));
     std::printf("%8s  %-16s %7s %9s %6s %5s %10s\n", "PID", "NAME", "DESIRE", "ALLOTMENT", "USAGE", "ETA", "HEARTBEAT");
     for (const auto& j : s.jobs)
-        std::printf("%8d  %-16s %7d %9d %6d %5.2f %8.0fms\n", static_cast<int>(j.pid), j.name.c_str(), j.desire,
+        std::printf("%8d  %-16s %7d %9d %6d %5.2f %8.0fms\n", static_cast<int>(j.pid), text_name(j.name).c_str(), j.desire,
                     j.allotment, j.usage, j.eta, j.heartbeat_age_ns / 1e6);
 }
 
 int cmd_status(int argc, char** argv) {
     bool json = argc > 0 && std::strcmp(argv[0], "--json") == 0;
-    auto t = open_table();
-    if (!t) return 1;
-    Snapshot s = t->snapshot();
+    bool missing = false;
+    auto t = open_table(&missing);
+    if (!t && !missing) return 1;
+    Snapshot s = t ? t->snapshot() : empty_snapshot();
     if (json) print_json(s);
-    else print_table(s, t->path());
+    else print_table(s, t ? t->path() : table_path() + " (not created yet)");
     return 0;
+}
+
+// A number for a command-line flag, whole text or nothing: strtod/strtol with every check.
+bool flag_number(const char* text, double lo, double hi, double& out) {
+    char* end = nullptr;
+    errno = 0;
+    double v = std::strtod(text, &end);
+    if (end == text || *end != '\0' || errno != 0 || !std::isfinite(v) || v < lo || v > hi) return false;
+    out = v;
+    return true;
 }
 
 int cmd_top(int argc, char** argv) {
     double interval = 0.5;
     long count = -1;
-    for (int i = 0; i + 1 < argc; i += 2) {
-        if (!std::strcmp(argv[i], "--interval")) interval = std::atof(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--count")) count = std::atol(argv[i + 1]);
-        else return usage(stderr);
+    for (int i = 0; i < argc; i += 2) {
+        bool is_interval = !std::strcmp(argv[i], "--interval"), is_count = !std::strcmp(argv[i], "--count");
+        if (!is_interval && !is_count) return usage(stderr);
+        if (i + 1 >= argc) {
+            std::fprintf(stderr, "apshim top: %s needs a value\n", argv[i]);
+            return 2;
+        }
+        double v = 0;
+        if (is_interval && (!flag_number(argv[i + 1], 0, 86400, v) || v <= 0)) {
+            std::fprintf(stderr, "apshim top: --interval '%s' is invalid (expected seconds, a number in (0, 86400])\n", argv[i + 1]);
+            return 2;
+        }
+        if (is_count && (!flag_number(argv[i + 1], 1, 1e9, v) || v != std::floor(v))) {
+            std::fprintf(stderr, "apshim top: --count '%s' is invalid (expected a whole number in [1, 1000000000])\n", argv[i + 1]);
+            return 2;
+        }
+        if (is_interval) interval = v;
+        else count = static_cast<long>(v);
     }
-    if (!(interval >= 0.05)) interval = 0.05;
-    auto t = open_table();
-    if (!t) return 1;
+    if (interval < 0.05) interval = 0.05;
+    bool missing = false;
+    auto t = open_table(&missing);
+    if (!t && !missing) return 1;
     bool tty = isatty(STDOUT_FILENO);
     for (long n = 0; count < 0 || n < count; ++n) {
         if (tty) std::printf("\033[H\033[2J");
-        print_table(t->snapshot(), t->path());
+        if (!t && (t = open_table(&missing)) == nullptr && !missing) return 1;  // created meanwhile?
+        if (t) print_table(t->snapshot(), t->path());
+        else print_table(empty_snapshot(), table_path() + " (not created yet)");
         std::fflush(stdout);
         if (count < 0 || n + 1 < count) std::this_thread::sleep_for(std::chrono::duration<double>(interval));
     }
@@ -213,7 +313,19 @@ int cmd_run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
     int i = 1;
-    if (i + 1 < argc && !std::strcmp(argv[i], "--gat")) {
+    if (i < argc && !std::strcmp(argv[i], "--gat")) {
+        // Checked by APSHIM_GAT's own parser (absolute, no control characters, length).
+        int n = 0;
+        const apshim::OptionSpec* specs = apshim::option_specs(&n);
+        for (int k = 0; k < n; ++k) {
+            apshim::Options scratch;
+            if (std::strcmp(specs[k].env, "APSHIM_GAT") != 0) continue;
+            if (i + 1 >= argc || !specs[k].parse(argv[i + 1], scratch)) {
+                std::fprintf(stderr, "apshim: --gat '%s' is invalid (expected %s)\n",
+                             i + 1 < argc ? text_name(std::string(argv[i + 1]).substr(0, 80)).c_str() : "", specs[k].values);
+                return 2;
+            }
+        }
         setenv("APSHIM_GAT", argv[i + 1], 1);
         i += 2;
     }

@@ -29,6 +29,8 @@ public:
         word_.fetch_add(1, std::memory_order_acq_rel);
         syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, 0x7fffffff, nullptr, nullptr, 0);
     }
+    // In a fork() child, where no thread waits: back to generation 0.
+    void reset() noexcept { word_.store(0, std::memory_order_relaxed); }
 
 private:
     static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));

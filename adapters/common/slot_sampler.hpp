@@ -9,6 +9,7 @@
 #include "adapters/adapter.hpp"
 #include "adapters/common/clock.hpp"
 #include "adapters/common/thread_slots.hpp"
+#include "shim/log.hpp"
 
 namespace apshim {
 
@@ -33,6 +34,8 @@ public:
             busy += delta;
             if (delta > 0) ++working;
         }
+        if (slots.overflowed())
+            APSHIM_LOG_ONCE(LogLevel::warn, "more than %d threads at once used a parallel runtime: the others are not measured", N);
         std::uint64_t events = slots.total_events();
         out.used = events != prev_events_;
         prev_events_ = events;

@@ -1,41 +1,152 @@
 // Per-thread counters in padded cache lines, registered lock-free on a thread's first event.
 //
 // Hooks write only their own slot (relaxed stores by the owner); the controller sums all slots.
-// Slots are never freed: a thread that exits leaves its totals behind, which is exactly what the
-// controller's "difference since last sample" needs. 1024 slots cover any sane runtime; a thread
-// beyond that is simply not measured (its slot pointer is null).
+// A thread that claims its slot with claim(&its_pointer) gives it back when it exits (a pthread
+// key destructor, registered on the claim: nothing runs per task), onto a lock-free free list.
+// A slot keeps its totals across owners: the next owner adds to them, so the controller's
+// "difference since last sample" per slot index stays right (never negative) whoever owns the
+// slot. N slots cover the threads alive at once; a thread beyond that is not measured (its
+// slot pointer is null) and overflowed() says so to the controller, which may log it.
 #pragma once
+
+#include <pthread.h>
 
 #include <atomic>
 #include <cstdint>
 
+#include "adapters/common/clock.hpp"
+
 namespace apshim {
+
+class SlotPool;
 
 struct alignas(64) ThreadCounters {
     std::atomic<std::uint64_t> busy_ns{0};     // completed busy intervals
     std::atomic<std::uint64_t> busy_since{0};  // start of the open busy interval, 0 when not busy
     std::atomic<std::uint64_t> events{0};      // tasks/chunks begun (activity indicator)
+    // Recycling (rare paths only): the owning thread's pointer to this slot (null while free or
+    // when claimed without one), the pool, this slot's index and the next free slot's.
+    std::atomic<ThreadCounters**> owner{nullptr};
+    SlotPool* pool = nullptr;
+    std::int32_t index = 0;
+    std::atomic<std::int32_t> next_free{-1};
+};
+
+// The part of ThreadSlots that does not depend on N: the free list (a Treiber stack of slot
+// indices whose head carries a tag against ABA) and the thread-exit key.
+class SlotPool {
+public:
+    // Gives `c` back if `owner` still owns it: folds an open busy interval into its total
+    // (the owner is the calling thread, so the plain load + store of the hooks is right), then
+    // pushes it on the free list.
+    void release(ThreadCounters* c, ThreadCounters** owner) noexcept {
+        ThreadCounters** expected = owner;
+        if (!c || !owner || !c->owner.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) return;
+        std::uint64_t since = c->busy_since.load(std::memory_order_relaxed);
+        if (since) {
+            std::uint64_t now = now_ticks();
+            if (now > since) c->busy_ns.store(c->busy_ns.load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
+            c->busy_since.store(0, std::memory_order_relaxed);
+        }
+        std::uint64_t head = free_head_.load(std::memory_order_relaxed);
+        for (;;) {
+            c->next_free.store(static_cast<std::int32_t>(head & 0xffffffffu) - 1, std::memory_order_relaxed);
+            std::uint64_t next = (((head >> 32) + 1) << 32) | static_cast<std::uint32_t>(c->index + 1);
+            if (free_head_.compare_exchange_weak(head, next, std::memory_order_release, std::memory_order_relaxed)) return;
+        }
+    }
+
+    // True once a thread found every slot taken (it runs unmeasured).
+    bool overflowed() const noexcept { return overflowed_.load(std::memory_order_relaxed); }
+
+protected:
+    // Index of a free slot taken off the list, or -1.
+    int pop(ThreadCounters* slots) noexcept {
+        std::uint64_t head = free_head_.load(std::memory_order_acquire);
+        while ((head & 0xffffffffu) != 0) {
+            int i = static_cast<int>(head & 0xffffffffu) - 1;
+            std::int32_t next = slots[i].next_free.load(std::memory_order_relaxed);
+            std::uint64_t want = (((head >> 32) + 1) << 32) | static_cast<std::uint32_t>(next + 1);
+            if (free_head_.compare_exchange_weak(head, want, std::memory_order_acquire, std::memory_order_acquire)) return i;
+        }
+        return -1;
+    }
+
+    // Makes the calling thread give `c` back when it exits (and clear *owner first).
+    void release_at_exit(ThreadCounters* c, ThreadCounters** owner) noexcept {
+        int k = key_.load(std::memory_order_acquire);
+        if (k < 0) {
+            pthread_key_t created;
+            if (pthread_key_create(&created, &thread_exited) != 0) return;  // out of keys: never recycled
+            int expected = -1;
+            if (key_.compare_exchange_strong(expected, static_cast<int>(created), std::memory_order_acq_rel)) {
+                k = static_cast<int>(created);
+            } else {
+                pthread_key_delete(created);
+                k = expected;
+            }
+        }
+        c->owner.store(owner, std::memory_order_release);
+        pthread_setspecific(static_cast<pthread_key_t>(k), owner);
+    }
+
+    void reset_free_list() noexcept { free_head_.store(0); }
+
+    void note_overflow() noexcept {
+        if (!overflowed_.load(std::memory_order_relaxed)) overflowed_.store(true, std::memory_order_relaxed);
+    }
+
+private:
+    // The key's destructor, on the exiting thread: `value` is that thread's pointer to its slot.
+    // It is cleared first, so a hook running later in this thread's exit claims afresh instead
+    // of writing into a slot another thread may own by then.
+    static void thread_exited(void* value) noexcept {
+        auto** owner = static_cast<ThreadCounters**>(value);
+        ThreadCounters* c = *owner;
+        *owner = nullptr;
+        if (c && c->pool) c->pool->release(c, owner);
+    }
+
+    std::atomic<std::uint64_t> free_head_{0};  // tag << 32 | (index + 1), 0 = empty
+    std::atomic<int> key_{-1};
+    std::atomic<bool> overflowed_{false};
 };
 
 template <int N = 1024>
-class ThreadSlots {
+class ThreadSlots : public SlotPool {
 public:
-    ThreadCounters* claim() noexcept {
-        int i = used_.fetch_add(1, std::memory_order_relaxed);
-        return i < N ? &slots_[i] : nullptr;
+    // A slot for the calling thread, or null when all N are taken. With `owner` (the address of
+    // the thread's own pointer to its slot, where the result is stored), the slot is given back
+    // when the thread exits; without it, never.
+    ThreadCounters* claim(ThreadCounters** owner = nullptr) noexcept {
+        int i = pop(slots_);
+        if (i < 0 && used_.load(std::memory_order_relaxed) < N) i = used_.fetch_add(1, std::memory_order_acq_rel);
+        if (i < 0 || i >= N) {
+            note_overflow();
+            return nullptr;
+        }
+        ThreadCounters* c = &slots_[i];
+        c->pool = this;
+        c->index = i;
+        if (owner) release_at_exit(c, owner);
+        return c;
     }
     int used() const noexcept {
         int u = used_.load(std::memory_order_acquire);
         return u < N ? u : N;
     }
     ThreadCounters& operator[](int i) noexcept { return slots_[i]; }
-    // After fork only the forking thread survives: forget every slot.
+    // After fork only the forking thread survives: forget every slot (the forking thread's
+    // exit key may still name its old slot: with no owner recorded, it is not given back).
     void reset_after_fork() noexcept {
         for (int i = 0; i < used(); ++i) {
             slots_[i].busy_ns.store(0);
             slots_[i].busy_since.store(0);
             slots_[i].events.store(0);
+            slots_[i].owner.store(nullptr);
+            slots_[i].next_free.store(-1);
         }
+        reset_free_list();
         used_.store(0);
     }
 

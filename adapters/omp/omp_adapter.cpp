@@ -64,7 +64,7 @@ void OmpAdapter::after_fork_child() {
     recent_limits_.reset();
     state_.parked.store(0);
     state_.team_extras.store(0);
-    new (&state_.lot) ParkingLot();
+    state_.lot.reset();
     sampler_.reset();
     last_ns_ = last_forks_ = 0;
 }

@@ -29,11 +29,12 @@ inline bool frame_is_wait(const ThreadState& t, int i) noexcept {
 
 inline bool is_busy(const ThreadState& t) noexcept { return t.depth > 0 && !frame_is_wait(t, t.depth - 1); }
 
-// The thread's slot, claimed on first use and again after fork() (the child forgets all slots).
+// The thread's slot, claimed on first use and again after fork() (the child forgets all slots)
+// or after the thread's exit handler gave it back (a hook running late in the thread's exit).
 inline void attach(State& s, ThreadState& t) noexcept {
     std::uint32_t gen = s.fork_generation.load(std::memory_order_relaxed);
     if (t.counters && t.generation == gen) return;
-    t.counters = s.slots.claim();
+    t.counters = s.slots.claim(&t.counters);  // given back when this thread exits
     t.generation = gen;
     t.depth = 0;
 }

@@ -40,7 +40,7 @@ ThreadState& me() noexcept {
     State& s = state();
     std::uint32_t gen = s.fork_generation.load(std::memory_order_relaxed);
     if (!t.counters || t.generation != gen) {
-        t.counters = s.slots.claim();
+        t.counters = s.slots.claim(&t.counters);  // given back when this thread exits
         t.generation = gen;
     }
     return t;
@@ -162,18 +162,27 @@ using namespace apshim::tbb_adapter;
 // the callers apart: the one given to code inside libtbb marks TBB's tasks; libomp's are ignored.
 namespace {
 char g_tbb_caller, g_other_caller;
-std::uintptr_t g_tbb_lo = 0, g_tbb_hi = 0;  // libtbb's executable segment
-std::atomic<int> g_tbb_range_state{0};      // 0 unknown, 1 known
+// libtbb's executable segment, found once and published once: the first thread to claim the
+// state (0 -> 2) writes the range, then sets 1 with release; a reader that sees 1 (acquire)
+// reads the range written before it. Threads that race through the first call meanwhile use
+// the range they found themselves. No lock, no shared word written by two threads.
+std::uintptr_t g_tbb_lo = 0, g_tbb_hi = 0;
+std::atomic<int> g_tbb_range_state{0};  // 0 unknown, 2 being published, 1 known
 
-int find_tbb(dl_phdr_info* info, size_t, void*) {
+struct Range {
+    std::uintptr_t lo = 0, hi = 0;
+};
+
+int find_tbb(dl_phdr_info* info, size_t, void* data) {
     const char* name = info->dlpi_name ? std::strrchr(info->dlpi_name, '/') : nullptr;
     name = name ? name + 1 : info->dlpi_name;
     if (!name || (std::strncmp(name, "libtbb.so", 9) != 0 && std::strncmp(name, "libtbb_debug.so", 15) != 0)) return 0;
     for (int i = 0; i < info->dlpi_phnum; ++i) {
         const auto& ph = info->dlpi_phdr[i];
         if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
-            g_tbb_lo = info->dlpi_addr + ph.p_vaddr;
-            g_tbb_hi = g_tbb_lo + ph.p_memsz;
+            auto* r = static_cast<Range*>(data);
+            r->lo = info->dlpi_addr + ph.p_vaddr;
+            r->hi = r->lo + ph.p_memsz;
             return 1;
         }
     }
@@ -181,11 +190,19 @@ int find_tbb(dl_phdr_info* info, size_t, void*) {
 }
 
 bool called_from_tbb(void* ret) {
-    if (g_tbb_range_state.load(std::memory_order_acquire) == 0) {
-        dl_iterate_phdr(&find_tbb, nullptr);  // once: rare calls (one per task_group_context)
-        g_tbb_range_state.store(1, std::memory_order_release);
-    }
     auto a = reinterpret_cast<std::uintptr_t>(ret);
+    int known = g_tbb_range_state.load(std::memory_order_acquire);
+    if (known != 1) {
+        Range r;
+        dl_iterate_phdr(&find_tbb, &r);  // once: rare calls (one per task_group_context)
+        int expected = 0;
+        if (known == 0 && g_tbb_range_state.compare_exchange_strong(expected, 2, std::memory_order_relaxed)) {
+            g_tbb_lo = r.lo;
+            g_tbb_hi = r.hi;
+            g_tbb_range_state.store(1, std::memory_order_release);
+        }
+        return a >= r.lo && a < r.hi;
+    }
     return a >= g_tbb_lo && a < g_tbb_hi;
 }
 }  // namespace

@@ -1,6 +1,7 @@
 """`apshim status/top/gc/run` against a table populated by real processes (gat_job)."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,8 +13,17 @@ shim = Shim(build)
 check = Check("cli")
 env = shim.env(P=8, preload=False)
 
+# Before any job created the table: an empty table with the P and est_cycle a job would create
+# it with, and nothing created by looking.
 r = subprocess.run([shim.cli, "status", "--json"], env=env, capture_output=True, text=True)
-check.expect(r.returncode == 1 and "cannot open" in r.stderr, "status without a table: exit 1 and a reason")
+check.expect(r.returncode == 0 and json.loads(r.stdout) == {"P": 8, "est_cycle_ms": 5, "jobs": []},
+             f"status --json without a table: P, est_cycle_ms and no jobs (rc {r.returncode}, {r.stdout!r} {r.stderr!r})")
+r = subprocess.run([shim.cli, "status"], env=env, capture_output=True, text=True)
+check.expect(r.returncode == 0 and "P=8" in r.stdout and "jobs=0" in r.stdout and "not created yet" in r.stdout,
+             f"plain status without a table says so: {r.stdout.strip()!r}")
+r = subprocess.run([shim.cli, "top", "--count", "1"], env=env, capture_output=True, text=True, timeout=10)
+check.expect(r.returncode == 0 and "ALLOTMENT" in r.stdout, "top without a table shows the empty table")
+check.expect(not os.path.exists(env["APSHIM_GAT"]), "looking did not create the table")
 
 jobs = [subprocess.Popen([gat_job, str(d), "20000"], env=env, stdout=subprocess.PIPE, text=True) for d in (2, 8, 8)]
 try:
@@ -64,6 +74,59 @@ p.wait()
 gc = subprocess.run([shim.cli, "gc"], env=env, capture_output=True, text=True)
 check.expect(gc.returncode == 0 and "reclaimed 1 dead row" in gc.stdout, "gc reclaims the dead row: " + gc.stdout.strip())
 check.expect(shim.status(env)["jobs"] == [], "table empty after gc")
+
+# A job whose name (comm) holds bytes >= 0x80 and a control byte: --json stays valid JSON,
+# well-formed UTF-8 kept as is, the other bytes as \u00XX.
+odd = os.path.join(shim.tmp.encode(), b"job\xff\xc3\xa9\x01x")
+shutil.copy(gat_job, odd)
+p = subprocess.Popen([odd, "4", "20000"], env=env, stdout=subprocess.PIPE)
+try:
+    check.expect(wait_for(lambda: job_of(shim.status(env), p.pid), 5) is not None, "a job with an odd name joins")
+    raw = subprocess.run([shim.cli, "status", "--json"], env=env, capture_output=True, timeout=10).stdout
+    try:
+        parsed = json.loads(raw.decode("utf-8"))
+    except ValueError as e:  # UnicodeDecodeError included
+        parsed = None
+        check.expect(False, f"status --json is valid UTF-8 JSON with that name: {e}: {raw!r}")
+    if parsed is not None:
+        name = job_of(parsed, p.pid)["name"]
+        check.expect(name == "job\u00ff\u00e9\u0001x", f"the name reads back as job, \\u00ff, e-acute, \\u0001, x: {name!r}")
+    text = subprocess.run([shim.cli, "status"], env=env, capture_output=True, timeout=10).stdout
+    check.expect(b"job\\xff\xc3\xa9\\x01x" in text, f"plain status shows it without raw control or stray bytes: {text!r}")
+finally:
+    p.terminate()
+    p.wait(timeout=10)
+
+
+def cli(*args, extra_env=None, timeout=5):
+    """Runs the CLI; a command that does not return within `timeout` counts as exit status None."""
+    try:
+        return subprocess.run([shim.cli, *args], env={**env, **(extra_env or {})}, capture_output=True, text=True,
+                              errors="replace", timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(args, None, "", "(timed out)")
+
+
+# top: numbers are checked (atof/atol took "abc" for 0, and top then ran for ever).
+for args in (["--interval", "abc"], ["--interval", "-1"], ["--interval", "0"], ["--interval", "nan"],
+             ["--interval", "1e999"], ["--interval", "0.5s"], ["--count", "0"], ["--count", "-3"],
+             ["--count", "1.5"], ["--count", "x"], ["--count", "99999999999999999999"], ["--interval"]):
+    r = cli("top", *args)
+    flag = args[0]
+    check.expect(r.returncode == 2 and flag in r.stderr, f"top {' '.join(args)}: exit 2 naming {flag} (rc {r.returncode}, {r.stderr.strip()!r})")
+check.expect(cli("top", "--interval", "0.05", "--count", "1").returncode == 0, "top --interval 0.05 --count 1 is fine")
+
+# --gat gets APSHIM_GAT's checks: absolute, no control characters, at most 200 bytes.
+for bad in ("relative/gat", "/tmp/a\nb", "/" + "x" * 300, ""):
+    r = cli("--gat", bad, "status")
+    check.expect(r.returncode == 2 and "--gat" in r.stderr and r.stderr.count("\n") == 1,
+                 f"--gat {bad[:20]!r}: exit 2 with a reason on one line (rc {r.returncode}, {r.stderr.strip()[:120]!r})")
+r = cli("--gat")
+check.expect(r.returncode == 2, "--gat without a value: exit 2")
+r = cli("--gat", env["APSHIM_GAT"], "status", "--json")
+check.expect(r.returncode == 0 and json.loads(r.stdout)["P"] == 8, "--gat with a good path works")
+r = cli("status", extra_env={"APSHIM_GAT": "relative/gat"})
+check.expect("APSHIM_GAT" in r.stderr and "invalid" in r.stderr, f"a bad APSHIM_GAT is reported as in a job: {r.stderr.strip()[:160]!r}")
 
 # run: bad values are refused before anything runs; good ones reach the program's environment.
 bad = subprocess.run([shim.cli, "run", "--eta", "2", "--", "true"], capture_output=True, text=True)

@@ -61,7 +61,8 @@ class Shim:
         return env
 
     def status(self, env):
-        """`apshim status --json` against env's table, as a dict (None if there is no table)."""
+        """`apshim status --json` against env's table, as a dict (None if the command fails; before
+        any job created the table it is an empty table: no jobs)."""
         r = subprocess.run([self.cli, "status", "--json"], env=env, capture_output=True, text=True, timeout=10)
         if r.returncode != 0:
             return None

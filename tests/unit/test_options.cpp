@@ -1,6 +1,11 @@
 // The options table: defaults, valid values, and one clear complaint per bad value.
 #include <catch2/catch.hpp>
 
+#include <sched.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -71,4 +76,91 @@ TEST_CASE("unknown APSHIM_ variables are reported, others ignored", "[options]")
     parse({"APSHIM_ETTA=0.3", "PATH=/bin", "APSHIMX=1"});
     REQUIRE(g_lines.size() == 1);
     CHECK(g_lines[0].find("APSHIM_ETTA") != std::string::npos);
+}
+
+namespace {
+// A fake cgroup tree under a fresh temporary directory: write(relative path, content).
+struct FakeCgroups {
+    std::string root;
+    FakeCgroups() {
+        char tmpl[] = "/tmp/apshim-cgroup-XXXXXX";
+        REQUIRE(mkdtemp(tmpl) != nullptr);
+        root = tmpl;
+    }
+    void write(const std::string& rel, const std::string& content) {
+        std::string path = root + "/" + rel;
+        for (std::size_t s = path.find('/', root.size() + 1); s != std::string::npos; s = path.find('/', s + 1))
+            mkdir(path.substr(0, s).c_str(), 0700);
+        FILE* f = std::fopen(path.c_str(), "w");
+        REQUIRE(f != nullptr);
+        std::fputs(content.c_str(), f);
+        std::fclose(f);
+    }
+    int limit(const std::string& self) const { return apshim::cgroup_cpu_limit(root, self); }
+};
+}  // namespace
+
+TEST_CASE("cgroup v2: the tightest cpu.max on the process's cgroup and its ancestors", "[options][cgroup]") {
+    FakeCgroups fs;
+    std::string self = "0::/user.slice/job.scope\n";
+    CHECK(fs.limit(self) == 0);  // no files at all: no quota
+    fs.write("cpu.max", "max 100000\n");
+    fs.write("user.slice/cpu.max", "300000 100000\n");
+    CHECK(fs.limit(self) == 3);  // an ancestor's quota counts
+    fs.write("user.slice/job.scope/cpu.max", "150000 100000\n");
+    CHECK(fs.limit(self) == 2);  // 1.5 CPUs round up
+    fs.write("user.slice/job.scope/cpu.max", "max 100000\n");
+    CHECK(fs.limit(self) == 3);  // "max" is no quota: the parent's stays
+    CHECK(fs.limit("0::/other\n") == 0);  // another cgroup: not ours
+    fs.write("cpu.max", "50000 100000\n");
+    CHECK(fs.limit(self) == 1);  // the root's, tighter still
+    CHECK(fs.limit("0::/\n") == 1);
+}
+
+TEST_CASE("cgroup v1: cfs quota and period on the cpu hierarchy, nested", "[options][cgroup]") {
+    FakeCgroups fs;
+    std::string self = "12:memory:/elsewhere\n4:cpu,cpuacct:/docker/abc\n0::/\n";
+    fs.write("cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
+    fs.write("cpu,cpuacct/cpu.cfs_period_us", "100000\n");
+    fs.write("cpu,cpuacct/docker/cpu.cfs_quota_us", "400000\n");
+    fs.write("cpu,cpuacct/docker/cpu.cfs_period_us", "100000\n");
+    fs.write("cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "-1\n");
+    fs.write("cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n");
+    CHECK(fs.limit(self) == 4);  // the parent's quota; the job's own is -1
+    fs.write("cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "250000\n");
+    CHECK(fs.limit(self) == 3);
+    fs.write("cpu,cpuacct/docker/abc/cpu.cfs_period_us", "50000\n");
+    CHECK(fs.limit(self) == 4);  // 5 CPUs; the parent's 4 is tighter
+    // Mounted as plain "cpu" (Debian's layout on this machine), a quota file without its period
+    // (no quota), and a memory-only hierarchy whose files must be ignored.
+    FakeCgroups plain;
+    plain.write("cpu/job/cpu.cfs_quota_us", "50000\n");
+    plain.write("cpu/job/cpu.cfs_period_us", "100000\n");
+    plain.write("memory/job/cpu.cfs_quota_us", "1\n");
+    CHECK(plain.limit("1:cpu:/job\n7:memory:/job\n") == 1);
+    plain.write("cpu/lone/cpu.cfs_quota_us", "50000\n");
+    CHECK(plain.limit("1:cpu:/lone\n") == 0);
+    CHECK(plain.limit("7:memory:/job\n") == 0);
+}
+
+TEST_CASE("cgroup: hybrid v1/v2, odd lines and climbing paths", "[options][cgroup]") {
+    FakeCgroups fs;
+    fs.write("unified/svc/cpu.max", "200000 100000\n");
+    CHECK(fs.limit("1:cpu:/\n0::/svc\n") == 2);  // the v2 hierarchy beside v1 ones
+    fs.write("cpu/cpu.cfs_quota_us", "100000\n");
+    fs.write("cpu/cpu.cfs_period_us", "100000\n");
+    CHECK(fs.limit("1:cpu:/\n0::/svc\n") == 1);  // tightest of both
+    CHECK(fs.limit("garbage\n::\n1:cpu\n1:cpu:relative\n") == 0);
+    CHECK(fs.limit("1:cpu:/../..\n") == 1);  // outside the namespace's root: the root's quota only
+    fs.write("cpu.max", "abc def\n");
+    CHECK(fs.limit("0::/\n") == 0);  // unparsable: no quota
+    CHECK(apshim::cgroup_cpu_limit(fs.root + "/missing", "0::/\n1:cpu:/\n") == 0);
+}
+
+TEST_CASE("default_processors() is at least 1 and at most the affinity mask", "[options][cgroup]") {
+    int p = apshim::default_processors();
+    cpu_set_t set;
+    REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
+    CHECK(p >= 1);
+    CHECK(p <= CPU_COUNT(&set));
 }

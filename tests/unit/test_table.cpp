@@ -6,9 +6,12 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -23,7 +26,26 @@ using apshim::gat::CreateParams;
 using apshim::gat::Table;
 namespace gat = apshim::gat;
 
+// The wall clock as this test binary sees it can be stepped: clock_gettime is defined here, so
+// every call in the binary (the table's included) comes here; CLOCK_REALTIME gets the skew,
+// every clock is read with the raw system call.
 namespace {
+std::atomic<long long> g_realtime_skew_s{0};
+}  // namespace
+
+extern "C" int clock_gettime(clockid_t clock, timespec* ts) noexcept {
+    if (syscall(SYS_clock_gettime, clock, ts) != 0) return -1;
+    if (clock == CLOCK_REALTIME) ts->tv_sec += static_cast<time_t>(g_realtime_skew_s.load(std::memory_order_relaxed));
+    return 0;
+}
+
+namespace {
+
+std::uint64_t raw_monotonic_ns() {
+    timespec ts;
+    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
 
 std::string temp_dir() {
     char tmpl[] = "/tmp/apshim-unit-XXXXXX";
@@ -226,6 +248,70 @@ TEST_CASE("a job SIGKILLed while holding the lock is reclaimed by the next updat
     auto s = t->snapshot();
     REQUIRE(s.jobs.size() == 1);
     CHECK(s.jobs[0].pid == getpid());
+}
+
+TEST_CASE("the lock's time-out does not follow the wall clock", "[table][multiprocess]") {
+    std::string path = temp_dir() + "/gat";
+    auto t = open_ok(path, 4);
+    int sync[2];
+    REQUIRE(pipe(sync) == 0);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {  // holds the lock until killed
+        std::string err;
+        auto t2 = Table::open(path, CreateParams{4, 5000}, err);
+        if (!t2 || !t2->lock(1000000000ull)) _exit(1);
+        char c = 1;
+        if (write(sync[1], &c, 1) != 1) _exit(2);
+        pause();
+        _exit(0);
+    }
+    char c;
+    REQUIRE(read(sync[0], &c, 1) == 1);
+    // The wall clock says an hour ago (it was stepped back): a deadline computed on it would
+    // have passed long ago, and a 300 ms wait would give up at once.
+    g_realtime_skew_s.store(-3600);
+    std::uint64_t t0 = raw_monotonic_ns();
+    bool got = t->lock(300000000ull);
+    std::uint64_t waited = raw_monotonic_ns() - t0;
+    g_realtime_skew_s.store(0);
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    CHECK_FALSE(got);
+    CHECK(waited >= 250000000ull);
+    CHECK(waited < 2000000000ull);
+}
+
+TEST_CASE("an unrecoverable lock fails at once and cleanly", "[table][multiprocess]") {
+    std::string path = temp_dir() + "/gat";
+    auto t = open_ok(path, 4);
+    std::string err;
+    int mine = t->join(4, 0.5, err);
+    REQUIRE(mine >= 0);
+    pid_t pid = fork();  // dies holding the lock
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        gat::Layout* raw = map_raw(path);
+        _exit(pthread_mutex_lock(&raw->header.lock) == 0 ? 0 : 1);
+    }
+    reap_ok(pid);
+    pid = fork();  // takes it from the dead holder and releases it without repair
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        gat::Layout* raw = map_raw(path);
+        if (pthread_mutex_lock(&raw->header.lock) != EOWNERDEAD) _exit(1);
+        _exit(pthread_mutex_unlock(&raw->header.lock) == 0 ? 0 : 2);
+    }
+    reap_ok(pid);
+    std::uint64_t t0 = raw_monotonic_ns();
+    CHECK_FALSE(t->lock(2000000000ull));
+    CHECK(t->update(mine, 4, 4, 2000000000ull) == -1);
+    auto other = open_ok(path, 4);
+    int slot = other->join(4, 0.5, err);
+    CHECK(raw_monotonic_ns() - t0 < 1000000000ull);  // no waiting for a lock that never comes
+    CHECK(slot == -1);  // not kJoinBusy: retrying cannot help
+    CHECK_THAT(err, Catch::Contains("unrecoverable"));
+    CHECK(t->snapshot().jobs.size() == 1);  // still readable
 }
 
 TEST_CASE("a dead job's row is reclaimed by the next update of another job", "[table][multiprocess]") {

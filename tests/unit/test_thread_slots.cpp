@@ -1,0 +1,128 @@
+// Per-thread counter slots (adapters/common/thread_slots.hpp): a thread that exits gives its
+// slot back, the next thread reuses it and keeps adding to its totals, so the controller's
+// per-slot differences (SlotSampler) stay right and never go negative.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "adapters/common/slot_sampler.hpp"
+#include "adapters/common/thread_slots.hpp"
+
+using apshim::SlotSampler;
+using apshim::ThreadCounters;
+using apshim::ThreadSlots;
+
+namespace {
+
+// What a hook keeps per thread: its pointer to its slot.
+thread_local ThreadCounters* t_slot = nullptr;
+
+// On a new thread: claims a slot the way the hooks do, adds `busy` ticks, ends.
+ThreadCounters* run_thread(ThreadSlots<4>& slots, std::uint64_t busy) {
+    ThreadCounters* got = nullptr;
+    std::thread([&] {
+        t_slot = slots.claim(&t_slot);
+        got = t_slot;
+        if (t_slot) t_slot->busy_ns.store(t_slot->busy_ns.load() + busy);
+    }).join();
+    return got;
+}
+
+}  // namespace
+
+TEST_CASE("a thread's slot is given back when it exits and reused with its totals", "[slots]") {
+    static ThreadSlots<4> slots;
+    ThreadCounters* first = run_thread(slots, 100);
+    REQUIRE(first != nullptr);
+    ThreadCounters* second = run_thread(slots, 50);
+    CHECK(second == first);  // reused, not a new one
+    CHECK(slots.used() == 1);
+    CHECK(first->busy_ns.load() == 150);  // the next owner adds to the same total
+    CHECK(first->owner.load() == nullptr);  // free again
+    CHECK_FALSE(slots.overflowed());
+}
+
+TEST_CASE("thousands of threads one after another all get a slot", "[slots]") {
+    static ThreadSlots<4> slots;
+    int missing = 0;
+    for (int i = 0; i < 2000; ++i)
+        if (!run_thread(slots, 1)) ++missing;
+    CHECK(missing == 0);
+    CHECK(slots.used() == 1);
+    CHECK_FALSE(slots.overflowed());
+}
+
+TEST_CASE("with all slots owned by live threads, the next thread gets none and it is noted", "[slots]") {
+    static ThreadSlots<4> slots;
+    std::atomic<int> claimed{0};
+    std::atomic<bool> done{false};
+    std::vector<std::thread> holders;
+    for (int i = 0; i < 4; ++i)
+        holders.emplace_back([&] {
+            t_slot = slots.claim(&t_slot);
+            if (t_slot) claimed.fetch_add(1);
+            while (!done.load()) std::this_thread::yield();
+        });
+    while (claimed.load() < 4) std::this_thread::yield();
+    CHECK(run_thread(slots, 1) == nullptr);
+    CHECK(slots.overflowed());
+    done.store(true);
+    for (auto& h : holders) h.join();
+    CHECK(run_thread(slots, 1) != nullptr);  // their slots came back
+}
+
+TEST_CASE("claims without an owner are never given back", "[slots]") {
+    static ThreadSlots<4> slots;
+    ThreadCounters* c = slots.claim();
+    REQUIRE(c != nullptr);
+    slots.release(c, nullptr);
+    CHECK(slots.claim() != c);
+}
+
+TEST_CASE("an exiting thread's open busy interval is closed into its slot's total", "[slots]") {
+    static ThreadSlots<4> slots;
+    ThreadCounters* c = nullptr;
+    std::thread([&] {
+        t_slot = slots.claim(&t_slot);
+        c = t_slot;
+        t_slot->busy_since.store(apshim::now_ticks() - 1000);  // exits inside a task
+    }).join();
+    REQUIRE(c != nullptr);
+    CHECK(c->busy_since.load() == 0);
+    CHECK(c->busy_ns.load() >= 1000);
+}
+
+TEST_CASE("the controller's per-slot differences stay right across owners", "[slots]") {
+    static ThreadSlots<4> slots;
+    SlotSampler sampler;
+    run_thread(slots, 1000000);
+    std::uint64_t first = sampler.sample(slots, 0).busy_ns;
+    CHECK(first > 0);
+    CHECK(sampler.sample(slots, 0).busy_ns == 0);  // nothing new
+    run_thread(slots, 1000000);                   // same slot, new owner
+    std::uint64_t second = sampler.sample(slots, 0).busy_ns;
+    CHECK(second > 0);
+    CHECK(second < 2 * first);  // only the new owner's part, not the slot's whole total
+}
+
+TEST_CASE("after fork the forking thread's old slot is not given back twice", "[slots]") {
+    static ThreadSlots<4> slots;
+    std::atomic<ThreadCounters*> c{nullptr};
+    // A thread that claimed before a "fork": the child forgets every slot (reset_after_fork)
+    // while the thread's exit handler still names its old slot.
+    std::atomic<bool> reset{false};
+    std::thread holder([&] {
+        t_slot = slots.claim(&t_slot);
+        c.store(t_slot);
+        while (!reset.load()) std::this_thread::yield();
+    });
+    while (!c.load()) std::this_thread::yield();
+    slots.reset_after_fork();
+    ThreadCounters* fresh = slots.claim();  // another thread now owns slot 0
+    reset.store(true);
+    holder.join();  // its exit must not free the slot it no longer owns
+    CHECK(fresh == c.load());
+    CHECK(slots.claim() != c.load());
+}
