@@ -419,6 +419,7 @@ int Table::gc() {
 Snapshot Table::snapshot() {
     Snapshot s;
     bool locked = lock(100000000ull);  // a stuck holder must not hang `apshim status`
+    s.consistent = locked;
     const Header& h = map_->header;
     s.processors = h.processors;
     s.est_cycle_ms = h.est_cycle_us / 1000.0;

@@ -38,6 +38,9 @@ struct Snapshot {
     double est_cycle_ms = 0;
     std::uint64_t updates = 0;
     std::vector<JobRow> jobs;  // in arrival order
+    // Read under the table's lock. When the lock was not free within 100 ms (a loaded machine,
+    // a stuck holder) the rows are read anyway, for display, and may be mid-update.
+    bool consistent = false;
 };
 
 class Table {

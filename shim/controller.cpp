@@ -250,7 +250,9 @@ void Controller::run() noexcept {
         if (a > 0 && !confine::apply(s.procs, s.P, s.tid))
             if (const char* why = confine::why_off())
                 APSHIM_LOG_ONCE(LogLevel::info, "stopped confining threads: %s", why);
-        s.trace.write(TraceRow{(now - s.t0) / 1e6, desire, s.allotment, p, r, in.busy_procs});
+        if (s.trace.is_open())
+            s.trace.write(TraceRow{(now - s.t0) / 1e6, desire, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
+                                   threads_running()});
     }
 }
 

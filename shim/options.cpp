@@ -108,7 +108,8 @@ const OptionSpec kSpecs[] = {
          return true;
      }},
     {"APSHIM_TRACE", "file path, %p = pid", "(none)",
-     "write one CSV row per est_cycle: time_ms, desire, allotment, usage, inefficiency, busy",
+     "write one CSV row per est_cycle: time_ms, desire, allotment, usage, inefficiency, busy, cpus, "
+     "threads_running (shim/README.md says what each means)",
      [](std::string_view t, Options& o) {
          if (t.empty() || t.size() > 200 || has_control(t)) return false;
          o.trace.assign(t);

@@ -1,8 +1,10 @@
 #include "shim/trace.hpp"
 
+#include <dirent.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "shim/log.hpp"
@@ -24,16 +26,36 @@ bool Trace::open(const std::string& pattern) {
         log(LogLevel::warn, "cannot write trace %s: %s; tracing off", path.c_str(), std::strerror(errno));
         return false;
     }
-    std::fputs("time_ms,desire,allotment,usage,inefficiency,busy\n", file_);
+    std::fputs("time_ms,desire,allotment,usage,inefficiency,busy,cpus,threads_running\n", file_);
     std::fflush(file_);
     return true;
 }
 
 void Trace::write(const TraceRow& r) {
     if (!file_) return;
-    std::fprintf(file_, "%.3f,%d,%d,%d,%.4f,%.3f\n", r.time_ms, r.desire, r.allotment, r.usage, r.inefficiency,
-                 r.busy);
+    std::fprintf(file_, "%.3f,%d,%d,%d,%.4f,%.3f,%d,%d\n", r.time_ms, r.desire, r.allotment, r.usage, r.inefficiency,
+                 r.busy, r.cpus, r.threads_running);
     std::fflush(file_);  // a killed job still leaves its rows behind
+}
+
+int threads_running() noexcept {
+    DIR* d = opendir("/proc/self/task");
+    if (!d) return 0;
+    int running = 0;
+    while (dirent* e = readdir(d)) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char path[320], buf[256];
+        std::snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        FILE* f = std::fopen(path, "re");
+        if (!f) continue;
+        std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+        std::fclose(f);
+        buf[n] = '\0';
+        const char* close_paren = std::strrchr(buf, ')');  // the name may hold spaces and parens
+        if (close_paren && close_paren[1] == ' ' && close_paren[2] == 'R') ++running;
+    }
+    closedir(d);
+    return running;
 }
 
 void Trace::close() {

@@ -7,12 +7,31 @@
 
 namespace apshim {
 
+// The columns, precisely (shim/README.md says the same for users):
+//   time_ms          end of the cycle, since the controller started
+//   desire           the estimator's desire d published this cycle
+//   allotment        DP's answer a (the processors the job may use from now on)
+//   usage            threads allowed to execute work during the cycle that did (p, <= the limit)
+//   inefficiency     r = 1 - busy / usage, clamped to [0, 1]
+//   busy             wall time inside user work, summed over threads, per wall second: can exceed
+//                    cpus when confined threads time-share the job's CPUs (it counts a task
+//                    descheduled in mid-body as busy)
+//   cpus             CPUs the job's threads are confined to at the end of the cycle, 0 = not
+//                    confined (alone on the whole mask, or confinement off)
+//   threads_running  the process's threads running or runnable now (state R in /proc): what the
+//                    kernel sees, at most cpus of them actually on a CPU when confined
 struct TraceRow {
-    double time_ms;       // since the controller started
+    double time_ms;
     int desire, allotment, usage;
-    double inefficiency;  // r of the cycle
-    double busy;          // average threads executing user work during the cycle
+    double inefficiency;
+    double busy;
+    int cpus;
+    int threads_running;
 };
+
+// Threads of this process in state R (running or runnable), from /proc/self/task: for the trace
+// only (it reads a file per thread).
+int threads_running() noexcept;
 
 class Trace {
 public:

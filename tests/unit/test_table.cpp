@@ -197,7 +197,9 @@ TEST_CASE("many processes hammering the table never break its invariants", "[tab
     int looks = 0;
     std::vector<int> status(N, -1);
     for (int running = N; running > 0; ++looks) {
-        check_invariants(t->snapshot());
+        // Only a snapshot taken under the lock must satisfy them: on a loaded machine the 100 ms
+        // the snapshot waits can pass, and it then reads rows mid-update (it failed so under load).
+        if (auto snap = t->snapshot(); snap.consistent) check_invariants(snap);
         for (int i = 0; i < N; ++i) {
             int st = 0;
             if (status[i] == -1 && waitpid(kids[i], &st, WNOHANG) == kids[i]) status[i] = st, --running;
