@@ -1,10 +1,12 @@
 #include "shim/trace.hpp"
 
 #include <dirent.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "shim/log.hpp"
@@ -42,8 +44,9 @@ int threads_running() noexcept {
     DIR* d = opendir("/proc/self/task");
     if (!d) return 0;
     int running = 0;
+    const long self = syscall(SYS_gettid);  // the controller itself, running while it looks
     while (dirent* e = readdir(d)) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || std::atol(e->d_name) == self) continue;
         char path[320], buf[256];
         std::snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
         FILE* f = std::fopen(path, "re");

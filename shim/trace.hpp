@@ -18,8 +18,9 @@ namespace apshim {
 //                    descheduled in mid-body as busy)
 //   cpus             CPUs the job's threads are confined to at the end of the cycle, 0 = not
 //                    confined (alone on the whole mask, or confinement off)
-//   threads_running  the process's threads running or runnable now (state R in /proc): what the
-//                    kernel sees, at most cpus of them actually on a CPU when confined
+//   threads_running  the process's threads running or runnable now (state R in /proc), the
+//                    controller not counted: what the kernel sees, at most cpus of them actually
+//                    on a CPU when confined
 struct TraceRow {
     double time_ms;
     int desire, allotment, usage;
