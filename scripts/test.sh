@@ -15,8 +15,8 @@ JOBS=${JOBS:-$(nproc)}
 #     cores for TBB, which the shim cannot fake behind the sanitizer's sched_getaffinity interceptor);
 #     shim.clean_stack (the sanitizer runtime, loaded first, also runs before main and writes there)
 #   not under TSan: tbb.no_leak* (they count every thread: TSan adds one)
-SAN_EXCLUDE_address='^(cli\.status_and_gc|shim\.clean_stack|tbb\.converge|tbb\.corun|tbb\.refinalize)$'
-SAN_EXCLUDE_thread='^(cli\.status_and_gc|shim\.clean_stack|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
+SAN_EXCLUDE_address='^(cost\..*|cli\.status_and_gc|shim\.clean_stack|tbb\.converge|tbb\.corun|tbb\.refinalize)$'
+SAN_EXCLUDE_thread='^(cost\..*|cli\.status_and_gc|shim\.clean_stack|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
 SAN_LOGS="$PWD/build-sanitizer-reports"
 
 for san in address thread; do
