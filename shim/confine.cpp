@@ -1,6 +1,7 @@
 #include "shim/confine.hpp"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,7 +38,20 @@ std::atomic<bool> g_program_binds{false};
 cpu_set_t g_masks[2];
 std::atomic<int> g_mask_index{0};
 std::atomic<int> g_confined_cpus{0};
-std::atomic<int> g_spawning{0};  // spawns in progress: apply() waits for the next cycle
+// Spawns in progress (posix_spawn, system, popen in program threads): apply() leaves every thread
+// alone while any is, so that the spawning thread stays on the original mask until its child
+// exists. The mutex orders the two: a spawn cannot begin in the middle of an apply() (which
+// could re-confine the spawning thread after it went back to the original mask: a child then
+// started confined, seen under ASan's slower timing). Held only for a few system calls.
+std::atomic<int> g_spawning{0};
+pthread_mutex_t g_apply_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+struct ApplyLock {
+    ApplyLock() noexcept { pthread_mutex_lock(&g_apply_mutex); }
+    ~ApplyLock() { pthread_mutex_unlock(&g_apply_mutex); }
+    ApplyLock(const ApplyLock&) = delete;
+    ApplyLock& operator=(const ApplyLock&) = delete;
+};
 
 // Controller thread only.
 struct ThreadSeen {
@@ -131,6 +145,7 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
         release();
     }
     if (g_why_off) return false;
+    ApplyLock lock;
     if (g_spawning.load(std::memory_order_acquire) > 0) return true;  // a child is starting on the original mask
     if (g_cpu_order.empty()) compute_cpu_order();
     const int n = static_cast<int>(g_cpu_order.size());
@@ -208,16 +223,20 @@ void reset_thread_mask() noexcept {
 }
 
 void spawn_begin() noexcept {
+    ApplyLock lock;
     g_spawning.fetch_add(1, std::memory_order_acq_rel);
     thread_to_original();
 }
 
 void spawn_end() noexcept {
+    ApplyLock lock;
     thread_to_confined();
     g_spawning.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 void after_fork_child() noexcept {
+    // Only the forking thread exists: another thread may have held the mutex at the fork.
+    g_apply_mutex = PTHREAD_MUTEX_INITIALIZER;
     if (active()) set_mask(0, g_original);
     g_threads.clear();
     g_confined_cpus.store(0, std::memory_order_relaxed);
