@@ -3,7 +3,7 @@
 # Skips apt entirely when every package is already present (fast CI re-runs, offline rebuilds).
 set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config
-      libtbb-dev libomp-dev clang libclang-rt-14-dev libunwind-dev catch2 valgrind
+      libtbb-dev libomp-dev clang libclang-rt-14-dev libunwind-dev catch2 valgrind unzip
       python3 python3-matplotlib procps)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Fetches runtime versions beside the system's, for the runtime version matrix test (tests/matrix):
+# oneTBB from PyPI's `tbb` wheel and Intel's OpenMP runtime (libiomp5) from the `intel-openmp`
+# wheel (what pip users get), and Debian's libomp 16 (libomp5-16, which conflicts with the
+# libomp5-14 the build needs, so it is unpacked, never installed), all under DEST (default
+# build/runtimes). Nothing is installed system-wide. Offline or failing: says so; the matrix test
+# then skips those rows visibly.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+DEST=${1:-build/runtimes}
+mkdir -p "$DEST"
+fetch() {  # fetch NAME==VERSION DIR
+  local spec=$1 dir=$2
+  [ -d "$DEST/$dir" ] && return 0
+  local tmp
+  tmp=$(mktemp -d)
+  if timeout 300 python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "$spec" >/dev/null 2>&1 &&
+     unzip -q -o "$tmp"/*.whl -d "$DEST/$dir"; then
+    echo "fetch-runtimes: $spec unpacked in $DEST/$dir"
+  else
+    echo "fetch-runtimes: could not fetch $spec (offline?); its matrix rows will be skipped"
+    rm -rf "${DEST:?}/$dir"
+  fi
+  rm -rf "$tmp"
+}
+if [ ! -d "$DEST/libomp16" ]; then
+  tmp=$(mktemp -d)
+  if (cd "$tmp" && timeout 300 apt-get download -q libomp5-16 >/dev/null 2>&1) && dpkg -x "$tmp"/libomp5-16_*.deb "$DEST/libomp16"; then
+    echo "fetch-runtimes: libomp5-16 unpacked in $DEST/libomp16"
+  else
+    echo "fetch-runtimes: could not fetch libomp5-16 (apt-get update first?); its matrix row will be skipped"
+    rm -rf "${DEST:?}/libomp16"
+  fi
+  rm -rf "$tmp"
+fi
+fetch tbb==2023.2.0 tbb-wheel            # oneTBB 2022.2 (the wheel's own version is 2023.2.0)
+fetch intel-openmp==2026.2.0 iomp-wheel  # libiomp5, the __kmpc ABI of libomp
+exit 0
