@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 
 namespace apshim::gat {
 namespace {
@@ -34,7 +35,7 @@ void place(std::vector<PlacedJob>& jobs, int P) {
     for (PlacedJob& j : jobs) {
         int want = std::clamp(j.allotment, 1, P);
         ProcSet keep = j.procs & valid & ~taken;
-        int n = static_cast<int>(keep.count());
+        int n = keep.count();
         for (int i = P - 1; i >= 0 && n > want; --i)
             if (keep[i]) keep.reset(i), --n;
         j.procs = keep;
@@ -48,7 +49,7 @@ void place(std::vector<PlacedJob>& jobs, int P) {
         for (int i = 0; i < P; ++i)
             if (j.procs[i]) ++owners[i];
     for (PlacedJob& j : jobs) {
-        int need = std::clamp(j.allotment, 1, P) - static_cast<int>(j.procs.count());
+        int need = std::clamp(j.allotment, 1, P) - j.procs.count();
         if (need <= 0) continue;
         std::vector<int> d = distance_to(j.procs, P);
         std::vector<int> candidates;
@@ -70,18 +71,10 @@ void place(std::vector<PlacedJob>& jobs, int P) {
 
 ProcSet procs_from_words(const std::uint64_t* words) {
     ProcSet s;
-    for (int w = 0; w < kMaxProcessors / 64; ++w)
-        for (std::uint64_t bits = words[w]; bits; bits &= bits - 1) s.set(w * 64 + __builtin_ctzll(bits));
+    std::memcpy(s.words, words, sizeof s.words);
     return s;
 }
 
-void procs_to_words(const ProcSet& s, std::uint64_t* words) {
-    for (int w = 0; w < kMaxProcessors / 64; ++w) {
-        std::uint64_t bits = 0;
-        for (int b = 0; b < 64; ++b)
-            if (s[w * 64 + b]) bits |= std::uint64_t{1} << b;
-        words[w] = bits;
-    }
-}
+void procs_to_words(const ProcSet& s, std::uint64_t* words) { std::memcpy(words, s.words, sizeof s.words); }
 
 }  // namespace apshim::gat

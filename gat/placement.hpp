@@ -9,15 +9,53 @@
 // Pure logic on a vector (no shared memory): the table calls it after every DP run.
 #pragma once
 
-#include <bitset>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "gat/layout.hpp"
 
 namespace apshim::gat {
 
-using ProcSet = std::bitset<kMaxProcessors>;
+// A set of table processors, as the row stores it: kMaxProcessors bits in 64-bit words, so that
+// the table copies and compares whole words under its lock (a bit-by-bit std::bitset copy of 4096
+// bits per row per update starved joins under ASan with a dozen jobs hammering the table).
+struct ProcSet {
+    static constexpr int kWords = kMaxProcessors / 64;
+    std::uint64_t words[kWords] = {};
+
+    bool operator[](int i) const noexcept { return (words[i / 64] >> (i % 64)) & 1u; }
+    void set(int i) noexcept { words[i / 64] |= std::uint64_t{1} << (i % 64); }
+    void reset(int i) noexcept { words[i / 64] &= ~(std::uint64_t{1} << (i % 64)); }
+    int count() const noexcept {
+        int n = 0;
+        for (std::uint64_t w : words) n += __builtin_popcountll(w);
+        return n;
+    }
+    bool any() const noexcept {
+        for (std::uint64_t w : words)
+            if (w) return true;
+        return false;
+    }
+    ProcSet& operator&=(const ProcSet& o) noexcept {
+        for (int k = 0; k < kWords; ++k) words[k] &= o.words[k];
+        return *this;
+    }
+    ProcSet& operator|=(const ProcSet& o) noexcept {
+        for (int k = 0; k < kWords; ++k) words[k] |= o.words[k];
+        return *this;
+    }
+    ProcSet operator~() const noexcept {
+        ProcSet r;
+        for (int k = 0; k < kWords; ++k) r.words[k] = ~words[k];
+        return r;
+    }
+    friend ProcSet operator&(ProcSet a, const ProcSet& b) noexcept { return a &= b; }
+    friend ProcSet operator|(ProcSet a, const ProcSet& b) noexcept { return a |= b; }
+    friend bool operator==(const ProcSet& a, const ProcSet& b) noexcept {
+        return std::memcmp(a.words, b.words, sizeof a.words) == 0;
+    }
+};
 
 struct PlacedJob {
     int allotment = 1;  // from DP, >= 1

@@ -313,7 +313,10 @@ void Table::run_dp(int changed_slot, int old_desire, bool departures) {
         placed[k] = PlacedJob{r.allotment, procs_from_words(r.procs)};
     }
     place(placed, P_);
-    for (std::size_t k = 0; k < sorted.size(); ++k) procs_to_words(placed[k].procs, map_->rows[sorted_slots[k]].procs);
+    for (std::size_t k = 0; k < sorted.size(); ++k) {
+        std::uint64_t* words = map_->rows[sorted_slots[k]].procs;
+        if (!(procs_from_words(words) == placed[k].procs)) procs_to_words(placed[k].procs, words);  // write only changes
+    }
     ++map_->header.updates;
 }
 
