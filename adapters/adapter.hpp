@@ -75,3 +75,12 @@ bool env_chosen_by_user(const char* name) noexcept;
 // OpenMP teams may be narrower than omp_get_max_threads() even while dynamic adjustment is off.
 bool shrink_teams_opted_in() noexcept;
 }  // namespace apshim
+
+namespace apshim {
+// Implemented by shim/: false while confinement (shim/confine.hpp) holds the job's threads to
+// its allotment's CPUs. Parking at safe points is then only a cost: a thread parked before its
+// next chunk comes back up to one escape poll (1 ms) late, and with a teammate spinning on a
+// user-level flag (NPB LU's pipeline) up to a second late: LU.S at allotment 1 took 13-17 s
+// instead of 0.17 s confined without parking. Lock-free (one atomic load).
+bool parking_wanted() noexcept;
+}  // namespace apshim

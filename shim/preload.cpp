@@ -97,6 +97,8 @@ bool shim_enabled() noexcept { return g_enabled.load(std::memory_order_acquire);
 
 int configured_processors() noexcept { return shim_enabled() ? g_options->P : 0; }
 
+bool parking_wanted() noexcept { return !confine::active(); }
+
 bool shrink_teams_opted_in() noexcept { return shim_enabled() && g_options->shrink_teams; }
 
 void env_default(const char* name, const char* value) noexcept { env::add_default(name, value); }

@@ -14,7 +14,7 @@
 //     possibly for us): polled every kRecheckNs, or
 //   - kMaxWaits polls passed (a bound, so a mistake costs time, never a hang).
 // The master (team index 0) never parks; static loops are never parked (their iterations are
-// pre-assigned): they shrink at the next fork.
+// pre-assigned). Nobody parks while confinement is in force (parking_wanted(), adapter.hpp).
 #pragma once
 
 #include <atomic>
@@ -56,7 +56,7 @@ inline void park(State& s, ThreadState& t, int index) noexcept {
 // Before a thread takes new work. `level` 1 = a thread of an outermost region; nested teams
 // are left alone (their size is the program's business).
 inline void park_if_surplus(State& s, ThreadState& t, int index, int level) noexcept {
-    if (level == 1 && index > 0 && beyond_limit(s, index)) park(s, t, index);
+    if (level == 1 && index > 0 && beyond_limit(s, index) && parking_wanted()) park(s, t, index);
 }
 
 // A chunk fetch returned "no more chunks": release every parked thread.
