@@ -142,6 +142,8 @@ void Controller::run() noexcept {
     }
     s.P = s.table->processors();
     s.cycle_ns = static_cast<std::uint64_t>(s.table->est_cycle_ms() * 1e6);
+    table_P_.store(s.P, std::memory_order_release);
+    table_cycle_ns_.store(s.cycle_ns, std::memory_order_release);
     if (opts_.P_from_env && s.P != opts_.P)
         log(LogLevel::info, "APSHIM_P=%d ignored: the table %s was created with P=%d", opts_.P, s.table->path().c_str(), s.P);
     // A job joins at the width its runtime already runs (one thread per core: oneTBB's workers,

@@ -9,7 +9,6 @@
 #include "adapters/adapter.hpp"
 #include "adapters/common/clock.hpp"
 #include "adapters/common/thread_slots.hpp"
-#include "shim/log.hpp"
 
 namespace apshim {
 
@@ -35,7 +34,7 @@ public:
             if (delta > 0) ++working;
         }
         if (slots.overflowed())
-            APSHIM_LOG_ONCE(LogLevel::warn, "more than %d threads at once used a parallel runtime: the others are not measured", N);
+            APSHIM_HOST_LOG_ONCE(Host::Severity::warn, "more than %d threads at once used a parallel runtime: the others are not measured", N);
         std::uint64_t events = slots.total_events();
         out.used = events != prev_events_;
         prev_events_ = events;

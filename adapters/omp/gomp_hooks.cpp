@@ -37,7 +37,7 @@ APSHIM_RESOLVE_AT_LOAD(gomp)
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
 
-bool on() noexcept { return apshim::shim_enabled() && gomp.level.get() && gomp.thread_num.get(); }
+bool on() noexcept { return apshim::host().enabled() && gomp.level.get() && gomp.thread_num.get(); }
 
 void park_here() noexcept {
     auto thread_num = gomp.thread_num.get();
@@ -135,7 +135,7 @@ using apshim::NextFn;
 
 APSHIM_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
     auto real_fn = apshim::must_exist(next_GOMP_parallel.get(), "GOMP_parallel");
-    if (!apshim::shim_enabled()) return real_fn(fn, data, num_threads, flags);
+    if (!apshim::host().enabled()) return real_fn(fn, data, num_threads, flags);
     Region region{fn, data};
     OutermostTeam team(num_threads);
     real_fn(&run_region, &region, team.size(), flags);
@@ -148,7 +148,7 @@ APSHIM_RESOLVE_AT_LOAD(next_GOMP_parallel_sections)
 APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned num_threads, unsigned count,
                                           unsigned flags) {
     auto real_fn = apshim::must_exist(next_GOMP_parallel_sections.get(), "GOMP_parallel_sections");
-    if (!apshim::shim_enabled()) return real_fn(fn, data, num_threads, count, flags);
+    if (!apshim::host().enabled()) return real_fn(fn, data, num_threads, count, flags);
     Region region{fn, data};
     OutermostTeam team(num_threads);
     real_fn(&run_region, &region, team.size(), count, flags);
@@ -164,7 +164,7 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
     APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
                             long chunk, unsigned flags) {                                                    \
         auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
-        if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, chunk, flags);            \
+        if (!apshim::host().enabled()) return real_fn(fn, data, n, start, end, incr, chunk, flags);         \
         Region region{fn, data};                                                                             \
         OutermostTeam team(n);                                                                               \
         real_fn(&run_region, &region, team.size(), start, end, incr, chunk, flags);                          \
@@ -177,7 +177,7 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
     APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
                             unsigned flags) {                                                                \
         auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
-        if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, flags);                   \
+        if (!apshim::host().enabled()) return real_fn(fn, data, n, start, end, incr, flags);                \
         Region region{fn, data};                                                                             \
         OutermostTeam team(n);                                                                               \
         real_fn(&run_region, &region, team.size(), start, end, incr, flags);                                 \
@@ -199,7 +199,7 @@ APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
     }                                                                                                        \
     APSHIM_EXPORT R name params {                                                                            \
         auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
-        if (!apshim::shim_enabled()) return real_fn args;                                                    \
+        if (!apshim::host().enabled()) return real_fn args;                                                 \
         Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
         return real_fn args;                                                                                 \
     }

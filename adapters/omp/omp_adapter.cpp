@@ -6,7 +6,6 @@
 #include <algorithm>
 
 #include "adapters/common/clock.hpp"
-#include "shim/log.hpp"
 
 namespace apshim::omp_adapter {
 
@@ -21,10 +20,10 @@ Sample OmpAdapter::sample() {
 
 Sample OmpAdapter::unmeasured_sample() {
     if (state_.other_tool.load())
-        APSHIM_LOG_ONCE(LogLevel::warn, "OMP_TOOL_LIBRARIES names another OMPT tool: libomp is not measured, its teams "
+        APSHIM_HOST_LOG_ONCE(Host::Severity::warn, "OMP_TOOL_LIBRARIES names another OMPT tool: libomp is not measured, its teams "
                                         "get a fair share without adaptation");
     else
-        APSHIM_LOG_ONCE(LogLevel::warn, "libomp did not load apshim as its OMPT tool (OMP_TOOL=disabled, or a tool "
+        APSHIM_HOST_LOG_ONCE(Host::Severity::warn, "libomp did not load apshim as its OMPT tool (OMP_TOOL=disabled, or a tool "
                                         "linked into the program): not measured, teams get a fair share without adaptation");
     Sample out;
     std::uint64_t now = now_ns(), forks = state_.forks.load();
@@ -110,7 +109,7 @@ void release_team(State& s, int reserved) noexcept {
 
 void note_fork(State& s, int team) noexcept {
     if (!s.seen.load(std::memory_order_relaxed) && !s.seen.exchange(true))
-        runtime_started(&s == &g_kmp_state ? static_cast<Adapter&>(g_kmp) : static_cast<Adapter&>(g_gomp));
+        host().runtime_started(&s == &g_kmp_state ? static_cast<Adapter&>(g_kmp) : static_cast<Adapter&>(g_gomp));
     s.forks.store(s.forks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     s.last_team.store(team, std::memory_order_relaxed);
 }

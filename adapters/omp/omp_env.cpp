@@ -27,13 +27,13 @@ void fork_child() {
 }
 
 __attribute__((constructor(110))) void omp_setup() {
-    if (!shim_enabled()) return;
+    if (!host().enabled()) return;
     // Threads time-sharing a confined job's CPUs, threads left out of a region, and idle ones
     // must give their core back quickly: libomp spins 200 ms by default (research: 98% of a core
     // wasted with 50 ms gaps), libgomp 300 000 spins.
-    bool user_wait = env_chosen_by_user("OMP_WAIT_POLICY");
-    if (!user_wait) env_default("KMP_BLOCKTIME", "1");
-    if (!user_wait) env_default("GOMP_SPINCOUNT", "10000");
+    bool user_wait = host().env_chosen_by_user("OMP_WAIT_POLICY");
+    if (!user_wait) host().env_default("KMP_BLOCKTIME", "1");
+    if (!user_wait) host().env_default("GOMP_SPINCOUNT", "10000");
     if (const char* d = std::getenv("OMP_DYNAMIC"); d && strcasecmp(d, "false") == 0) g_program_wants_exact.store(true);
     pthread_atfork(nullptr, nullptr, &fork_child);
 }
@@ -44,7 +44,7 @@ APSHIM_RESOLVE_AT_LOAD(next_omp_set_dynamic)
 }  // namespace
 
 bool shrink_allowed_by_user() noexcept {
-    return shrink_teams_opted_in() && !g_program_wants_exact.load(std::memory_order_relaxed);
+    return host().shrink_teams_opted_in() && !g_program_wants_exact.load(std::memory_order_relaxed);
 }
 
 }  // namespace apshim::omp_adapter

@@ -88,7 +88,7 @@ bool someone_else_busy(const ThreadCounters* self) noexcept {
 // serial flow graph at allotment 1 parked its only worker with the next node in hand, forever.
 void maybe_park(const ThreadCounters* self) noexcept {
     State& s = state();
-    const std::uint64_t recheck = std::clamp(est_cycle_ns(), kParkRecheckMinNs, kParkRecheckMaxNs);
+    const std::uint64_t recheck = std::clamp(host().est_cycle_ns(), kParkRecheckMinNs, kParkRecheckMaxNs);
     std::uint64_t parked_since = 0;
     for (;;) {
         // Generation first: a set_active() raise after this read makes the wait return at once.
@@ -110,7 +110,7 @@ void maybe_park(const ThreadCounters* self) noexcept {
 }
 
 void task_begin() noexcept {
-    if (!shim_enabled()) return;
+    if (!host().enabled()) return;
     note_used();
     ThreadState& t = me();
     std::uint64_t now = now_ticks();
@@ -125,7 +125,7 @@ void task_begin() noexcept {
 }
 
 void task_end() noexcept {
-    if (!shim_enabled()) return;
+    if (!host().enabled()) return;
     ThreadState& t = me();
     end_busy(t, now_ticks());
     if (t.depth > 0) --t.depth;
@@ -242,7 +242,7 @@ APSHIM_RESOLVE_AT_LOAD(next_execute_and_wait)
 
 void apshim_tbb_wait(void* wait_ctx, void* ctx) {
     auto fn = apshim::must_exist(next_wait.get(), APSHIM_TBB_WAIT);
-    if (!apshim::shim_enabled()) return fn(wait_ctx, ctx);
+    if (!apshim::host().enabled()) return fn(wait_ctx, ctx);
     note_used();
     WaitScope scope;
     fn(wait_ctx, ctx);
@@ -250,7 +250,7 @@ void apshim_tbb_wait(void* wait_ctx, void* ctx) {
 
 void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_ctx) {
     auto fn = apshim::must_exist(next_execute_and_wait.get(), APSHIM_TBB_EXECUTE_AND_WAIT);
-    if (!apshim::shim_enabled()) return fn(t, t_ctx, wait_ctx, w_ctx);
+    if (!apshim::host().enabled()) return fn(t, t_ctx, wait_ctx, w_ctx);
     note_used();
     WaitScope scope;
     fn(t, t_ctx, wait_ctx, w_ctx);
@@ -283,14 +283,14 @@ APSHIM_RESOLVE_AT_LOAD(next_gc_destroy)
 
 void apshim_tbb_gc_create(ProgramControl& c) {
     auto fn = apshim::must_exist(next_gc_create.get(), APSHIM_TBB_GC_CREATE);
-    if (apshim::shim_enabled() && raises_above_default(c))
+    if (apshim::host().enabled() && raises_above_default(c))
         state().oversubscribing_controls.fetch_add(1, std::memory_order_relaxed);
     fn(c);
 }
 
 void apshim_tbb_gc_destroy(ProgramControl& c) {
     auto fn = apshim::must_exist(next_gc_destroy.get(), APSHIM_TBB_GC_DESTROY);
-    if (apshim::shim_enabled() && raises_above_default(c))
+    if (apshim::host().enabled() && raises_above_default(c))
         state().oversubscribing_controls.fetch_sub(1, std::memory_order_relaxed);
     fn(c);
 }
@@ -313,7 +313,7 @@ APSHIM_RESOLVE_AT_LOAD(next_finalize)
 bool apshim_tbb_finalize(void* handle, std::intptr_t mode) {
     auto fn = apshim::must_exist(next_finalize.get(), APSHIM_TBB_FINALIZE);
     // Mode 0 (release_nothrowing: a handle's destructor or release()) does not wait: leave it be.
-    if (!apshim::shim_enabled() || mode == 0) return fn(handle, mode);
+    if (!apshim::host().enabled() || mode == 0) return fn(handle, mode);
     auto destroy = apshim::must_exist(next_gc_destroy.get(), APSHIM_TBB_GC_DESTROY);
     State& s = state();
     // finalize_throwing may throw (unsafe_wait): the count must come down on that path too.

@@ -10,7 +10,6 @@
 #include "adapters/common/next_fn.hpp"
 #include "adapters/common/slot_sampler.hpp"
 #include "adapters/tbb/tbb_state.hpp"
-#include "shim/log.hpp"
 
 namespace apshim::tbb_adapter {
 namespace {
@@ -39,7 +38,7 @@ public:
             // The program raised max_allowed_parallelism above the default itself: it needs
             // those threads (spinning or blocking tasks). Capping could deadlock it: step aside.
             if (s.control.load() || s.limit.load() != 0) {
-                log(LogLevel::info, "the program raised TBB's max_allowed_parallelism above %d itself; not throttling TBB",
+                host().log(Host::Severity::info, "the program raised TBB's max_allowed_parallelism above %d itself; not throttling TBB",
                     tbb_default_concurrency());
                 release_control();
                 s.limit.store(0);
@@ -145,7 +144,7 @@ void fork_child() {
 }
 
 __attribute__((constructor(111))) void register_fork_handler() {
-    if (shim_enabled()) pthread_atfork(nullptr, nullptr, &fork_child);
+    if (host().enabled()) pthread_atfork(nullptr, nullptr, &fork_child);
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ void* tbb_symbol(const char* mangled) noexcept;
 // Called by hooks when TBB is seen in use: tells the shim once per process (and after fork).
 inline void note_used() noexcept {
     State& s = state();
-    if (!s.seen.load(std::memory_order_relaxed) && !s.seen.exchange(true)) runtime_started(adapter());
+    if (!s.seen.load(std::memory_order_relaxed) && !s.seen.exchange(true)) host().runtime_started(adapter());
 }
 
 }  // namespace apshim::tbb_adapter

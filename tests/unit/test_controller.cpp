@@ -19,14 +19,6 @@
 #include "gat/table.hpp"
 #include "shim/controller.hpp"
 
-// The controller only needs these from the shim; a test binary provides them itself.
-namespace apshim {
-void runtime_started(Adapter&) noexcept {}
-int configured_processors() noexcept { return 0; }
-std::uint64_t est_cycle_ns() noexcept { return 5000000; }
-bool shim_enabled() noexcept { return true; }
-}  // namespace apshim
-
 namespace {
 
 // A runtime whose threads are busy a given fraction of the time they are allowed to run.
