@@ -19,6 +19,7 @@
 
 #include "adapters/common/clock.hpp"
 #include "adapters/common/next_fn.hpp"
+#include "adapters/tbb/tbb_abi.hpp"
 #include "adapters/tbb/tbb_state.hpp"
 
 namespace apshim::tbb_adapter {
@@ -222,9 +223,7 @@ __attribute__((visibility("default"))) void __itt_stack_callee_leave(void* calle
 }
 }
 
-// ---- interposed oneTBB entry points (mangled names of tbb::detail::r1::...) ----
-#define APSHIM_TBB_WAIT "_ZN3tbb6detail2r14waitERNS0_2d112wait_contextERNS2_18task_group_contextE"
-#define APSHIM_TBB_EXECUTE_AND_WAIT "_ZN3tbb6detail2r116execute_and_waitERNS0_2d14taskERNS2_18task_group_contextERNS2_12wait_contextES6_"
+// ---- interposed oneTBB entry points (tbb::detail::r1::..., names in tbb_abi.hpp) ----
 
 extern "C" __attribute__((visibility("default"))) void apshim_tbb_wait(void* wait_ctx, void* ctx) __asm__(APSHIM_TBB_WAIT);
 extern "C" __attribute__((visibility("default"))) void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx,
@@ -258,16 +257,10 @@ void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_c
 
 // The program's own global_control objects: values above TBB's default concurrency mean the
 // program needs that many threads (see State::oversubscribing_controls).
-#define APSHIM_TBB_GC_CREATE "_ZN3tbb6detail2r16createERNS0_2d114global_controlE"
-#define APSHIM_TBB_GC_DESTROY "_ZN3tbb6detail2r17destroyERNS0_2d114global_controlE"
 namespace {
-struct ProgramControl {  // tbb::detail::d1::global_control's layout (global_control.h, 2021)
-    std::size_t value;
-    std::intptr_t reserved;
-    int param;
-};
+using ProgramControl = apshim::tbb_abi::GlobalControl;
 bool raises_above_default(const ProgramControl& c) {
-    return c.param == 0 && c.value > static_cast<std::size_t>(tbb_default_concurrency());
+    return c.param == apshim::tbb_abi::kMaxAllowedParallelism && c.value > static_cast<std::size_t>(tbb_default_concurrency());
 }
 }  // namespace
 
@@ -302,7 +295,6 @@ void apshim_tbb_gc_destroy(ProgramControl& c) {
 // market::release for ever (seen in 3 of 3 runs beside a co-runner, tests/tbb/test_no_leak.py).
 // So for the duration the shim drops its control (TBB is back to the program's own limits) and
 // creates none (tbb_adapter.cpp checks `finalizing` before and after creating one).
-#define APSHIM_TBB_FINALIZE "_ZN3tbb6detail2r18finalizeERNS0_2d121task_scheduler_handleEl"
 extern "C" __attribute__((visibility("default"))) bool apshim_tbb_finalize(void* handle, std::intptr_t mode) __asm__(APSHIM_TBB_FINALIZE);
 
 namespace {
@@ -324,7 +316,7 @@ bool apshim_tbb_finalize(void* handle, std::intptr_t mode) {
     } scope(s);
     s.lot.wake_all();  // parked workers go back to TBB and leave the arena
     if (void* c = s.control.exchange(nullptr)) {
-        destroy(*static_cast<ProgramControl*>(c));  // the shim's own control: the same layout
+        destroy(*static_cast<ProgramControl*>(c));  // the shim's own control: the same type
         // Freed by the controller; a second finalize racing for the slot leaks one small object.
         void* expected = nullptr;
         s.retired.compare_exchange_strong(expected, c);

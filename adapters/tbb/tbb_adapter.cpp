@@ -9,21 +9,16 @@
 
 #include "adapters/common/next_fn.hpp"
 #include "adapters/common/slot_sampler.hpp"
+#include "adapters/tbb/tbb_abi.hpp"
 #include "adapters/tbb/tbb_state.hpp"
 
 namespace apshim::tbb_adapter {
 namespace {
 
-// Layout of tbb::detail::d1::global_control in oneTBB 2021 (global_control.h): we cannot use
-// the class itself without linking libtbb, and the shim must not (no-op without TBB).
-struct GlobalControl {
-    std::size_t value;
-    std::intptr_t reserved;
-    int param;  // 0 = max_allowed_parallelism
-};
+// tbb::detail::d1::global_control (tbb_abi.hpp): the class itself needs libtbb, which the shim
+// must not link (no-op without TBB).
+using tbb_abi::GlobalControl;
 using ControlFn = void (*)(GlobalControl&);
-constexpr const char* kCreate = "_ZN3tbb6detail2r16createERNS0_2d114global_controlE";
-constexpr const char* kDestroy = "_ZN3tbb6detail2r17destroyERNS0_2d114global_controlE";
 
 class TbbAdapter final : public Adapter {
 public:
@@ -63,7 +58,7 @@ public:
         if (!resolve()) return;
         // Create the new control before destroying the old one: destroying the last control
         // resets TBB to its default, which would briefly unthrottle (research notes).
-        auto* next = new GlobalControl{static_cast<std::size_t>(n), 0, 0};
+        auto* next = new GlobalControl{static_cast<std::size_t>(n), 0, tbb_abi::kMaxAllowedParallelism};
         create_(*next);
         destroy(s.control.exchange(next));
         control_value_ = n;
@@ -105,8 +100,8 @@ private:
     bool resolve() {
         if (create_ && destroy_) return true;
         // libtbb's own functions, not the shim's interposers of them (tbb_symbol: RTLD_NEXT first).
-        create_ = reinterpret_cast<ControlFn>(tbb_symbol(kCreate));
-        destroy_ = reinterpret_cast<ControlFn>(tbb_symbol(kDestroy));
+        create_ = reinterpret_cast<ControlFn>(tbb_symbol(APSHIM_TBB_GC_CREATE));
+        destroy_ = reinterpret_cast<ControlFn>(tbb_symbol(APSHIM_TBB_GC_DESTROY));
         return create_ && destroy_;
     }
 
