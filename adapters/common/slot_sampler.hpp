@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "adapters/adapter.hpp"
+#include "adapters/common/busy.hpp"
 #include "adapters/common/clock.hpp"
 #include "adapters/common/thread_slots.hpp"
 
@@ -24,10 +25,7 @@ public:
         int n = std::min(slots.used(), kSlots), working = 0;
         std::uint64_t busy = 0;
         for (int i = 0; i < n; ++i) {
-            ThreadCounters& c = slots[i];
-            std::uint64_t total = c.busy_ns.load(std::memory_order_relaxed);
-            std::uint64_t since = c.busy_since.load(std::memory_order_relaxed);
-            if (since && since < now) total += now - since;  // an interval still open
+            std::uint64_t total = busy_until(slots[i], now);  // an interval still open included
             std::uint64_t delta = total >= prev_busy_[i] ? total - prev_busy_[i] : 0;
             prev_busy_[i] = total;
             busy += delta;

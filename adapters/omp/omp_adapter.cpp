@@ -42,6 +42,8 @@ void OmpAdapter::set_active(int n) {
     if (old == kReleased) return;  // release() is for good
     state_.team_limit.store(recent_limits_.push(n));
     state_.limit.store(n);
+    // All, not n - old: threads are admitted by team index, not by count (a rise of one admits
+    // index n - 1 of every concurrent team), and which of the waiters those are is not known here.
     if (n > old) state_.lot.wake_all();
 }
 

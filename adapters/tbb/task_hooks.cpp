@@ -11,12 +11,14 @@
 #include <link.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
 #include <atomic>
 #include <cstdint>
 
+#include "adapters/common/busy.hpp"
 #include "adapters/common/clock.hpp"
 #include "adapters/common/next_fn.hpp"
 #include "adapters/tbb/tbb_abi.hpp"
@@ -47,20 +49,16 @@ ThreadState& me() noexcept {
     return t;
 }
 
+// The thread's own busy flag beside its slot's interval (adapters/common/busy.hpp).
 void begin_busy(ThreadState& t, std::uint64_t now) noexcept {
     t.busy = true;
-    if (t.counters) t.counters->busy_since.store(now, std::memory_order_relaxed);
+    apshim::begin_busy(t.counters, now);
 }
 
 void end_busy(ThreadState& t, std::uint64_t now) noexcept {
     if (!t.busy) return;
     t.busy = false;
-    if (!t.counters) return;
-    std::uint64_t since = t.counters->busy_since.load(std::memory_order_relaxed);
-    // Single writer (this thread): a plain load + store, no locked read-modify-write per task.
-    if (since && now > since)
-        t.counters->busy_ns.store(t.counters->busy_ns.load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
-    t.counters->busy_since.store(0, std::memory_order_relaxed);
+    apshim::end_busy(t.counters, now);
 }
 
 // ---- the parking rule ----
@@ -72,42 +70,23 @@ constexpr std::uint64_t kParkRecheckMinNs = 1000000ull, kParkRecheckMaxNs = 2000
 // while no escape rule can see the thread that waits on it (see maybe_park).
 constexpr std::uint64_t kMaxParkNs = 200000000ull;
 
-// Is a thread other than `self` inside a task body right now (not in a nested wait)? Reads the
-// owners' busy_since words: no shared counter is touched per task to answer this.
-bool someone_else_busy(const ThreadCounters* self) noexcept {
-    State& s = state();
-    for (int i = 0, n = s.slots.used(); i < n; ++i)
-        if (&s.slots[i] != self && s.slots[i].busy_since.load(std::memory_order_relaxed) != 0) return true;
-    return false;
-}
-
 // Called by a worker right after its outermost task returned. oneTBB calls callee_leave
 // BEFORE it looks at what execute() returned: the worker may hold the next task (a bypass
 // task: flow graph nodes, anything returning a successor), invisible to everyone else. Parking
-// is therefore only allowed while another thread is executing a task: if nobody is, this worker
-// may hold what they all wait for (a flow graph's next node) and must go on. Without this rule a
-// serial flow graph at allotment 1 parked its only worker with the next node in hand, forever.
+// is therefore only allowed while another thread is executing a task (others_busy reads the
+// other slots' busy_since: not in a nested wait): if nobody is, this worker may hold what they
+// all wait for (a flow graph's next node) and must go on. Without this rule a serial flow graph
+// at allotment 1 parked its only worker with the next node in hand, forever.
 void maybe_park(const ThreadCounters* self) noexcept {
     State& s = state();
-    const std::uint64_t recheck = std::clamp(host().est_cycle_ns(), kParkRecheckMinNs, kParkRecheckMaxNs);
-    std::uint64_t parked_since = 0;
-    for (;;) {
-        // Generation first: a set_active() raise after this read makes the wait return at once.
-        std::uint32_t gen = s.lot.generation();
+    const ParkBounds bounds{std::clamp(host().est_cycle_ns(), kParkRecheckMinNs, kParkRecheckMaxNs), INT_MAX, kMaxParkNs};
+    park_until(s.lot, s.parked, bounds, [&] {
         int limit = s.limit.load(std::memory_order_relaxed);
-        if (limit <= 0 || s.released.load(std::memory_order_relaxed) || s.finalizing.load(std::memory_order_relaxed) > 0) return;
+        if (limit <= 0 || s.released.load(std::memory_order_relaxed) || s.finalizing.load(std::memory_order_relaxed) > 0) return true;
         int allowed_workers = limit - 1;  // the main thread counts as one of the allotment
-        if (s.executing_workers.load(std::memory_order_relaxed) < allowed_workers) return;
-        if (!someone_else_busy(self)) return;
-        std::uint64_t now = now_ns();
-        if (parked_since == 0)
-            parked_since = now;
-        else if (now - parked_since >= kMaxParkNs)
-            return;
-        s.parked.fetch_add(1, std::memory_order_relaxed);
-        s.lot.wait(gen, recheck);
-        s.parked.fetch_sub(1, std::memory_order_relaxed);
-    }
+        if (s.executing_workers.load(std::memory_order_relaxed) < allowed_workers) return true;
+        return !others_busy(s.slots, self);
+    });
 }
 
 void task_begin() noexcept {
@@ -121,7 +100,7 @@ void task_begin() noexcept {
         state().executing_workers.fetch_add(1, std::memory_order_relaxed);
     }
     ++t.depth;
-    if (t.counters) t.counters->events.store(t.counters->events.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    count_event(t.counters);
     begin_busy(t, now);
 }
 

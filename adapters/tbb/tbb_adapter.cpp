@@ -42,7 +42,9 @@ public:
             return;
         }
         int old = s.limit.exchange(n);
-        if (n > old) s.lot.wake_all();
+        // Any worker is as good as another here: wake as many as the rise admits (the others
+        // stay parked; they would only find no room and park again).
+        if (n > old) s.lot.wake(n - std::max(old, 0));
         free_retired();
         // A finalize in progress dropped the control and must not see a new one (task_hooks.cpp).
         if (s.finalizing.load() > 0) return;
