@@ -43,6 +43,10 @@ public:
     virtual int active() const = 0;
     // Controller thread or exit: wake every parked thread and stop throttling for good.
     virtual void release() = 0;
+    // In a fork() child (shim/fork.cpp, whether or not the parent's controller knew this adapter):
+    // only the forking thread survives; forget the parent's threads, parked ones, throttles and
+    // measurements, so the child starts as a new process would.
+    virtual void after_fork_child() {}
 };
 
 }  // namespace apshim

@@ -1,7 +1,6 @@
 // What runs when libapshim.so is loaded: options, fork/exit safety, and the Host through which
 // the adapters reach the shim (adapters/adapter.hpp). Nothing here touches a runtime; in a program that uses neither oneTBB nor
 // OpenMP no adapter ever calls runtime_started(), so no thread starts and no table is opened.
-#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include "shim/confine.hpp"
 #include "shim/controller.hpp"
 #include "shim/env.hpp"
+#include "shim/fork.hpp"
 #include "shim/log.hpp"
 #include "shim/options.hpp"
 
@@ -48,12 +48,6 @@ void say_complaints() {
 }
 
 void at_exit() { g_controller->shutdown(); }
-void fork_prepare() { g_controller->before_fork(); }
-void fork_parent() { g_controller->after_fork_parent(); }
-void fork_child() {  // atexit registrations survive fork
-    confine::after_fork_child();  // the child process starts on the original CPU mask
-    g_controller->after_fork_child();
-}
 
 // What the adapters may ask of the shim (adapters/adapter.hpp). Installed at the end of
 // shim_init, once options, controller and fork handlers are in place, and only when the shim is
@@ -101,7 +95,7 @@ __attribute__((constructor(101))) void shim_init() {
     if (!options.confine) confine::disable("APSHIM_CONFINE=0");
     alignas(Controller) static unsigned char storage[sizeof(Controller)];
     g_controller = new (storage) Controller(options);
-    pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
+    fork_handlers::install(*g_controller);
     install_host(g_host);
 }
 

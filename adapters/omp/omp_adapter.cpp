@@ -13,6 +13,11 @@ State g_kmp_state, g_gomp_state;
 OmpAdapter g_kmp("libomp", g_kmp_state, /*needs_ompt=*/true);
 OmpAdapter g_gomp("libgomp", g_gomp_state, /*needs_ompt=*/false);
 
+std::span<Adapter* const> adapters() noexcept {
+    static Adapter* const all[] = {&g_kmp, &g_gomp};
+    return all;
+}
+
 Sample OmpAdapter::sample() {
     if (needs_ompt_ && state_.measuring.load() == 0) return unmeasured_sample();
     return sampler_.sample(state_.slots, state_.limit.load());

@@ -1,4 +1,4 @@
-// Before main: short spin-waits for both OpenMP runtimes, and fork handling.
+// Before main: short spin-waits for both OpenMP runtimes.
 //
 // The program's thread-count and dynamic-adjustment settings are not tracked here: they are
 // per-thread ICVs (OpenMP: each thread's data environment has its own nthreads-var and dyn-var),
@@ -6,7 +6,6 @@
 // Only one fact is process-wide, and only in the safe direction: the program turned dynamic
 // adjustment off explicitly somewhere (omp_set_dynamic(0), OMP_DYNAMIC=false), which overrides
 // the user's APSHIM_SHRINK_TEAMS=1 (LLVM's runtime tests that spin for every teammate do this).
-#include <pthread.h>
 #include <strings.h>
 
 #include <atomic>
@@ -21,11 +20,6 @@ std::atomic<bool> g_program_wants_exact{false};
 
 namespace {
 
-void fork_child() {
-    g_kmp.after_fork_child();
-    g_gomp.after_fork_child();
-}
-
 __attribute__((constructor(110))) void omp_setup() {
     if (!host().enabled()) return;
     // Threads time-sharing a confined job's CPUs, threads left out of a region, and idle ones
@@ -35,7 +29,6 @@ __attribute__((constructor(110))) void omp_setup() {
     if (!user_wait) host().env_default("KMP_BLOCKTIME", "1");
     if (!user_wait) host().env_default("GOMP_SPINCOUNT", "10000");
     if (const char* d = std::getenv("OMP_DYNAMIC"); d && strcasecmp(d, "false") == 0) g_program_wants_exact.store(true);
-    pthread_atfork(nullptr, nullptr, &fork_child);
 }
 
 NextFn<void (*)(int)> next_omp_set_dynamic{"omp_set_dynamic"};

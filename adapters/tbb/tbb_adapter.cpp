@@ -1,8 +1,7 @@
 // The oneTBB adapter, controller side: sample the hooks' counters, throttle with a shim-owned
-// tbb::global_control, release at exit, forget everything in a forked child. The parking rule
+// tbb::global_control, release at exit, forget everything in a forked child (shim/fork.cpp). The parking rule
 // itself runs in TBB's workers and lives in task_hooks.cpp.
 #include <dlfcn.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -87,7 +86,15 @@ public:
         control_value_ = 0;
     }
 
-    void after_fork_child() {
+    void after_fork_child() override {
+        State& s = state();
+        s.slots.reset_after_fork();
+        s.fork_generation.fetch_add(1);
+        s.executing_workers.store(0);
+        s.parked.store(0);
+        s.seen.store(false);
+        s.limit.store(0);
+        s.finalizing.store(0);  // only the forking thread survives, and it is not inside finalize
         // The child's TBB is not ours to steer through the parent's control object (TBB itself
         // does not survive fork well); start over, measured afresh. The parent's control is
         // neither destroyed nor freed (the child's copy of TBB's control list still points at
@@ -128,26 +135,14 @@ private:
 TbbAdapter g_adapter;
 State g_state;
 
-void fork_child() {
-    State& s = g_state;
-    s.slots.reset_after_fork();
-    s.fork_generation.fetch_add(1);
-    s.executing_workers.store(0);
-    s.parked.store(0);
-    s.seen.store(false);
-    s.limit.store(0);
-    s.finalizing.store(0);  // only the forking thread survives, and it is not inside finalize
-    g_adapter.after_fork_child();
-}
-
-__attribute__((constructor(111))) void register_fork_handler() {
-    if (host().enabled()) pthread_atfork(nullptr, nullptr, &fork_child);
-}
-
 }  // namespace
 
 State& state() noexcept { return g_state; }
 Adapter& adapter() noexcept { return g_adapter; }
+std::span<Adapter* const> adapters() noexcept {
+    static Adapter* const all[] = {&g_adapter};
+    return all;
+}
 
 void* tbb_symbol(const char* mangled) noexcept { return next_symbol(mangled); }
 

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 
 #include "adapters/adapter.hpp"
 #include "adapters/common/park.hpp"
@@ -38,6 +39,8 @@ struct State {
 
 State& state() noexcept;
 Adapter& adapter() noexcept;
+// Every oneTBB adapter of the process (one), used or not.
+std::span<Adapter* const> adapters() noexcept;
 
 // The concurrency oneTBB uses by default here (CPUs, or APSHIM_P when the shim shows more).
 int tbb_default_concurrency() noexcept;
