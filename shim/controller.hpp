@@ -49,11 +49,19 @@ private:
     struct Impl;
     void start_thread() noexcept;
     static void* thread_main(void* self) noexcept;
+    // The thread's steps (controller.cpp says which hold mutex_).
     void run() noexcept;
+    bool open_table() noexcept;
+    bool join_table() noexcept;
+    void first_allotment() noexcept;
+    void cycle_loop(std::unique_lock<std::mutex>& g) noexcept;
+    void cycle(std::uint64_t now) noexcept;
 
     Options opts_;
     std::atomic<Adapter*> adapters_[kMaxAdapters] = {};
-    std::mutex mutex_;  // held by the thread during one cycle and by fork's prepare handler
+    // Held by the thread while it calls adapters (setup, first allotment, one cycle: never while
+    // it waits for the table's lock in join) and by fork's prepare handler.
+    std::mutex mutex_;
     std::atomic<bool> started_{false};
     std::atomic<bool> stopping_{false};
     std::atomic<std::uint32_t> wake_{0};
