@@ -31,7 +31,8 @@ __attribute__((constructor(110))) void make_shim_the_itt_collector() {
 }
 
 // oneTBB (misc_ex.cpp) counts CPUs with sysconf(_SC_NPROCESSORS_ONLN) and sched_getaffinity.
-// Answer with APSHIM_P for libtbb's calls only, and only when APSHIM_P exceeds the machine.
+// Answer with P (host().processors(): APSHIM_P, the table's P once joined) for libtbb's calls only, and
+// only when P exceeds the machine.
 int fake_cpus(void* caller) {
     int P = apshim::host().processors();
     if (P <= real_cpu_count || real_cpu_count == 0) return 0;
