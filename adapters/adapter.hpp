@@ -10,6 +10,8 @@
 //   the rest     runs on the shim's controller thread (sample, set_active, release).
 #pragma once
 
+#include <atomic>
+#include <cstdarg>
 #include <cstdint>
 
 namespace apshim {
@@ -41,46 +43,94 @@ public:
     virtual int active() const = 0;
     // Controller thread or exit: wake every parked thread and stop throttling for good.
     virtual void release() = 0;
+    // In a fork() child (shim/fork.cpp, whether or not the parent's controller knew this adapter):
+    // only the forking thread survives; forget the parent's threads, parked ones, throttles and
+    // measurements, so the child starts as a new process would.
+    virtual void after_fork_child() {}
 };
 
-// Implemented by shim/. An adapter calls it the first time its runtime is used in this process
-// (or again after fork in the child). Cheap and lock-free after the first call; safe to call
-// from inside runtime internals; starts the controller thread on first use.
-void runtime_started(Adapter& adapter) noexcept;
-
-// Implemented by shim/: the processor count the shim was configured with (APSHIM_P or the
-// machine's), so an adapter can size a runtime's default team to it. 0 when the shim is disabled.
-int configured_processors() noexcept;
-
-// Implemented by shim/: the estimation interval in nanoseconds (for parking time-outs).
-std::uint64_t est_cycle_ns() noexcept;
-
 }  // namespace apshim
 
 namespace apshim {
-// Implemented by shim/: false when APSHIM_DISABLE=1 (or the shim refused to start). Adapters'
-// constructors run after the shim's (constructor priority 101 for shim/, 110+ for adapters)
-// and must do nothing at all when this is false.
-bool shim_enabled() noexcept;
+
+// What an adapter may ask of the shim that hosts it: the one way out of adapters/ (which include
+// nothing from shim/). The shim installs its Host in its first constructor (shim/preload.cpp);
+// until then, and for good when the shim is disabled (APSHIM_DISABLE=1, or it refused to start),
+// host() is this base class, which answers "disabled", 0 and "not chosen" and does nothing.
+//
+// Hooks call host() inside the runtimes' threads and even before any constructor ran (a
+// sanitizer runtime calls sysconf early, shim/cpu_hooks.cpp): every method is lock-free,
+// allocation-free and safe there, except where its comment says otherwise.
+class Host {
+public:
+    enum class Severity { error = 1, warn = 2, info = 3, debug = 4 };  // the shim's LogLevel values
+
+    constexpr Host() noexcept = default;
+    ~Host() = default;  // static objects only, never deleted through a pointer
+    Host(const Host&) = delete;
+    Host& operator=(const Host&) = delete;
+
+    // False until the shim is up: an adapter then does nothing at all (its constructors included:
+    // they run after the shim's, priority 110+ against 101).
+    bool enabled() const noexcept { return enabled_; }
+
+    // The adapter's runtime was used for the first time in this process (or again after fork in
+    // the child). Cheap and lock-free after the first call; the first one starts the controller
+    // thread (and allocates).
+    virtual void runtime_started(Adapter&) const noexcept {}
+
+    // P as the table has it once the controller joined (APSHIM_P, or the machine's, before), so
+    // an adapter can size a runtime's default team to it; 0 when disabled.
+    virtual int processors() const noexcept { return 0; }
+    // One est_cycle in nanoseconds, as the table has it once joined (for parking time-outs).
+    virtual std::uint64_t est_cycle_ns() const noexcept { return 5000000; }
+    // APSHIM_SHRINK_TEAMS=1: the user's promise that this program's default OpenMP teams may be
+    // narrower than omp_get_max_threads() even while dynamic adjustment is off.
+    virtual bool shrink_teams_opted_in() const noexcept { return false; }
+    // False while confinement (shim/confine.hpp) holds the job's threads to its allotment's CPUs.
+    // Parking at safe points is then only a cost: a thread parked before its next chunk comes
+    // back up to one escape poll (1 ms) late, and with a teammate spinning on a user-level flag
+    // (NPB LU's pipeline) up to a second late: LU.S at allotment 1 took 13-17 s against 0.17 s
+    // confined without parking. Lock-free (one atomic load).
+    virtual bool parking_wanted() const noexcept { return true; }
+
+    // Before main (constructors only): set a runtime's environment variable to the shim's
+    // default unless the user chose a value (remembered as the shim's, so that programs started
+    // without the shim do not inherit it); and whether the user chose one.
+    virtual void env_default(const char*, const char*) const noexcept {}
+    virtual bool env_chosen_by_user(const char*) const noexcept { return false; }
+
+    // One line on stderr, printf-style, dropped above the configured level. Controller thread,
+    // constructors and exit only: never from a hook.
+    void log(Severity level, const char* fmt, ...) const noexcept __attribute__((format(printf, 3, 4)));
+
+protected:
+    constexpr explicit Host(bool enabled) noexcept : enabled_(enabled) {}
+    virtual void vlog(Severity, const char*, va_list) const noexcept {}
+
+private:
+    bool enabled_ = false;
+};
+
+namespace host_detail {
+extern std::atomic<const Host*> g_installed;
+extern const Host g_disabled;
+}  // namespace host_detail
+
+// The shim's Host once installed, else the disabled one. One atomic load.
+inline const Host& host() noexcept {
+    const Host* h = host_detail::g_installed.load(std::memory_order_acquire);
+    return h ? *h : host_detail::g_disabled;
+}
+
+// The shim, once its constructor has everything in place (options, controller, fork handlers).
+void install_host(const Host& h) noexcept;
+
 }  // namespace apshim
 
-namespace apshim {
-// Implemented by shim/ (shim/env.hpp): before main, set a runtime's environment variable to the
-// shim's default unless the user chose a value (and remember it as the shim's, so that programs
-// started without the shim do not inherit it); and whether the user chose one.
-void env_default(const char* name, const char* value) noexcept;
-bool env_chosen_by_user(const char* name) noexcept;
-
-// Implemented by shim/: APSHIM_SHRINK_TEAMS=1, the user's promise that this program's default
-// OpenMP teams may be narrower than omp_get_max_threads() even while dynamic adjustment is off.
-bool shrink_teams_opted_in() noexcept;
-}  // namespace apshim
-
-namespace apshim {
-// Implemented by shim/: false while confinement (shim/confine.hpp) holds the job's threads to
-// its allotment's CPUs. Parking at safe points is then only a cost: a thread parked before its
-// next chunk comes back up to one escape poll (1 ms) late, and with a teammate spinning on a
-// user-level flag (NPB LU's pipeline) up to a second late: LU.S at allotment 1 took 13-17 s
-// instead of 0.17 s confined without parking. Lock-free (one atomic load).
-bool parking_wanted() noexcept;
-}  // namespace apshim
+// Says it only the first time this line is reached (controller thread): "says so once on stderr".
+#define APSHIM_HOST_LOG_ONCE(level, ...)                                               \
+    do {                                                                               \
+        static std::atomic<bool> apshim_said_{false};                                  \
+        if (!apshim_said_.exchange(true)) ::apshim::host().log(level, __VA_ARGS__);    \
+    } while (0)

@@ -11,7 +11,11 @@ namespace apshim::gat {
 constexpr std::uint64_t kMagic = 0x3154414748535041ull;  // "APSHGAT1" little-endian
 constexpr std::uint32_t kLayoutVersion = 2;  // 2: per-row processor sets (placement)
 constexpr int kMaxRows = 512;         // jobs per table (issue 7's 256-job scenarios fit twice)
-constexpr int kMaxProcessors = 4096;  // P limit; options.cpp uses the same bound
+// Limits every part of apshim checks against (options, table validation, the CLI): defined here
+// only.
+constexpr int kMaxProcessors = 4096;              // P
+constexpr std::uint32_t kMinEstCycleUs = 500;       // est_cycle: 0.5 ms ..
+constexpr std::uint32_t kMaxEstCycleUs = 10000000;  // .. 10 s
 constexpr int kNameLen = 32;
 
 enum RowState : std::uint32_t { kFree = 0, kLive = 1 };

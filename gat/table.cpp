@@ -65,7 +65,7 @@ std::string validate(const Layout* t, uid_t uid) {
                       kMaxProcessors);
         return buf;
     }
-    if (h.est_cycle_us < 500 || h.est_cycle_us > 10000000u) return "est_cycle out of range (corrupt file)";
+    if (h.est_cycle_us < kMinEstCycleUs || h.est_cycle_us > kMaxEstCycleUs) return "est_cycle out of range (corrupt file)";
     if (h.owner_uid != uid) return "created for another user (corrupt file)";
     return "";
 }
@@ -79,7 +79,7 @@ void init_layout(Layout* t, const CreateParams& p) {
     h.row_size = sizeof(Row);
     h.max_rows = kMaxRows;
     h.processors = std::clamp(p.processors, 1, kMaxProcessors);
-    h.est_cycle_us = std::clamp<std::uint32_t>(p.est_cycle_us, 500, 10000000u);
+    h.est_cycle_us = std::clamp(p.est_cycle_us, kMinEstCycleUs, kMaxEstCycleUs);
     h.owner_uid = geteuid();
     h.join_counter = 1;
     pthread_mutexattr_t attr;

@@ -219,6 +219,12 @@ void reset_thread_mask() noexcept {
         cpu_set_t m;
         if (get_mask(tid, m)) CPU_OR(&all, &all, &m);
     }
+    // Where the user binds threads, the runtime may already have bound every thread there is (the
+    // first team's workers do not exist yet when the controller starts): ask for every CPU, and
+    // the kernel keeps those the process may use (its cpuset), which is what the binding chose
+    // from. Otherwise the union above holds the mask the process was started with (taskset).
+    if (g_why_off && std::strstr(g_why_off, "binds threads"))
+        for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
     if (CPU_COUNT(&all) > 0) set_mask(0, all);
 }
 

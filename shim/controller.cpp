@@ -124,8 +124,21 @@ void wake(std::atomic<std::uint32_t>& word) {
 
 }  // namespace
 
+// The controller thread's life: set up and open the table (under the mutex), join it (without:
+// see join_table), then, under the mutex again, the first allotment and the cycles.
 void Controller::run() noexcept {
     std::unique_lock<std::mutex> g(mutex_);
+    if (!open_table()) return;
+    g.unlock();
+    bool joined = join_table();
+    g.lock();
+    if (!joined || stopping_.load()) return;  // shutdown() leaves the table if we joined
+    first_allotment();
+    cycle_loop(g);
+}
+
+// Mutex held. The thread's own state, the estimator and the table (opening it takes no lock).
+bool Controller::open_table() noexcept {
     if (!impl_) impl_ = std::make_unique<Impl>();
     Impl& s = *impl_;
     s.tid = static_cast<pid_t>(syscall(SYS_gettid));
@@ -138,44 +151,61 @@ void Controller::run() noexcept {
     if (!s.table) s.table = gat::Table::open(opts_.gat, params, err);
     if (!s.table) {
         APSHIM_LOG_ONCE(LogLevel::warn, "%s; running unthrottled", err.c_str());
-        return;
+        return false;
     }
     s.P = s.table->processors();
     s.cycle_ns = static_cast<std::uint64_t>(s.table->est_cycle_ms() * 1e6);
+    table_P_.store(s.P, std::memory_order_release);
+    table_cycle_ns_.store(s.cycle_ns, std::memory_order_release);
     if (opts_.P_from_env && s.P != opts_.P)
         log(LogLevel::info, "APSHIM_P=%d ignored: the table %s was created with P=%d", opts_.P, s.table->path().c_str(), s.P);
-    // A job joins at the width its runtime already runs (one thread per core: oneTBB's workers,
-    // the first OpenMP team), not at Sen's desire 1 (§6.2), and the first measured cycle brings
-    // the desire to what it uses. Joining at 1 made every program's second OpenMP region
-    // narrower than its first before anything was measured (LLVM's kmp_set_defaults_lock_bug
-    // counts on two regions in a row having the same team; tests/peer/RESULTS.md) and cost every
-    // lone job log2(P) cycles of climbing. DP still gives a newcomer no more than its fair share.
-    // A burst of hundreds of jobs starting at once can keep the lock busy past join's 1 s: try
-    // again a few times (the job runs unthrottled meanwhile) instead of staying out of the table
-    // for its whole life.
-    s.slot = s.table->join(s.P, opts_.eta, err);
-    for (int attempt = 1; s.slot == gat::Table::kJoinBusy && attempt < kJoinAttempts; ++attempt) {
+    return true;
+}
+
+// Mutex NOT held: a join waits up to 1 s for the table lock, and fork() in the host waits for
+// the mutex (prepare handler), so holding it here made a host's fork() wait for another
+// process's hold on the table. Nothing here calls an adapter (what the mutex keeps from
+// straddling a fork); a child forked meanwhile forgets our slot (after_fork_child), and
+// shutdown() joins this thread before it reads the slot. A lone job joins at the width its
+// runtime already runs (one thread per core: oneTBB's workers, the first OpenMP team), not at
+// Sen's desire 1 (§6.2), and the first measured cycle brings the desire to what it uses. Joining
+// at 1 made every program's second OpenMP region narrower than its first before anything was
+// measured (LLVM's kmp_set_defaults_lock_bug counts on two regions in a row having the same
+// team; tests/peer/RESULTS.md) and cost every lone job log2(P) cycles of climbing. DP still
+// gives a newcomer no more than its fair share. A burst of hundreds of jobs starting at once can
+// keep the lock busy past join's 1 s: try again a few times (the job runs unthrottled
+// meanwhile) instead of staying out of the table for its whole life.
+bool Controller::join_table() noexcept {
+    Impl& s = *impl_;
+    std::string err;
+    int slot = s.table->join(s.P, opts_.eta, err);
+    for (int attempt = 1; slot == gat::Table::kJoinBusy && attempt < kJoinAttempts; ++attempt) {
         std::uint32_t seen = wake_.load();
-        g.unlock();  // fork() in the host takes this mutex: never sleep holding it
         wait_until(wake_, seen, now_ns() + join_backoff_ns(attempt));
-        g.lock();
-        if (stopping_.load()) return;
-        s.slot = s.table->join(s.P, opts_.eta, err);
+        if (stopping_.load()) return false;
+        slot = s.table->join(s.P, opts_.eta, err);
     }
-    if (s.slot < 0) {
+    s.slot = slot;
+    if (slot < 0) {
         APSHIM_LOG_ONCE(LogLevel::warn, "%s; running unthrottled", err.c_str());
-        return;
+        return false;
     }
+    return true;
+}
+
+// Mutex held. DP's answer to the join (its fair share; 1 if the lock is busy now, as a safe
+// start) to every adapter, and the start of every adapter's measurement window.
+void Controller::first_allotment() noexcept {
+    Impl& s = *impl_;
     if (!opts_.trace.empty()) s.trace.open(opts_.trace);
-    // DP's answer to the join (its fair share); 1 if the lock is busy now, as a safe start.
     s.allotment = std::max(1, s.table->update(s.slot, s.P, s.P, s.cycle_ns));
     {
         HostIdentity host(host_name_);
         for (auto& slot : adapters_)
             if (Adapter* a = slot.load()) a->set_active(s.allotment);
     }
-    // Start every adapter's measurement window here: busy time from before the controller
-    // existed (threads ran while the table was being joined) would inflate the first cycle.
+    // Busy time from before the controller existed (threads ran while the table was being
+    // joined) would inflate the first cycle.
     for (auto& slot : adapters_)
         if (Adapter* a = slot.load()) a->sample();
     s.t0 = s.last = now_ns();
@@ -183,7 +213,11 @@ void Controller::run() noexcept {
         s.estimator->name());
     if (const char* why = confine::why_off())
         log(LogLevel::info, "not confining threads to the allotment's CPUs: %s; throttling by parking only", why);
+}
 
+// Mutex held except while sleeping between cycles: one cycle every est_cycle until shutdown.
+void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
+    Impl& s = *impl_;
     std::uint64_t next = s.last + s.cycle_ns;
     while (!stopping_.load(std::memory_order_acquire)) {
         std::uint32_t seen = wake_.load();
@@ -195,65 +229,70 @@ void Controller::run() noexcept {
         if (now < next) continue;  // spurious wake-up
         next += s.cycle_ns;
         if (next < now) next = now + s.cycle_ns;  // we fell behind (stopped, descheduled): do not burst
-
-        // 1. Measure.
-        std::uint64_t busy = 0;
-        int usage = 0;
-        Adapter* list[kMaxAdapters];
-        std::uint64_t busy_of[kMaxAdapters] = {};
-        int n = 0;
-        for (auto& slot : adapters_) {
-            Adapter* a = slot.load();
-            if (!a) continue;
-            Sample smp = a->sample();
-            busy_of[n] = smp.busy_ns;
-            list[n++] = a;
-            busy += smp.busy_ns;
-            usage += smp.usage;
-        }
-        double dt = static_cast<double>(now - s.last);
-        s.last = now;
-        int p = std::max(1, usage);
-        double r = 1.0 - static_cast<double>(busy) / (p * dt);
-        r = std::clamp(r, 0.0, 1.0);
-
-        // 2. Estimate the desire.
-        EstimatorInput in;
-        in.inefficiency = r;
-        in.busy_procs = static_cast<double>(busy) / dt;
-        in.usage = p;
-        in.allotment = s.allotment;
-        in.P = s.P;
-        in.eta = opts_.eta;
-        int desire = s.estimator->next_desire(in);
-
-        // 3. Publish it; DP answers with the allotment, placement with the processors.
-        int a = s.table->update(s.slot, desire, p, s.cycle_ns, &s.procs);
-        if (a > 0) {
-            s.allotment = a;
-            s.failed_updates = 0;
-        } else if (++s.failed_updates == kUpdateFailuresToReport) {
-            // A holder stuck with the lock (SIGSTOPped mid-update) or a lost row: keep the last
-            // allotment, which DP gave us, and say so once.
-            log(LogLevel::warn, "table %s: no update for %d cycles (lock held elsewhere?); keeping allotment %d",
-                s.table->path().c_str(), kUpdateFailuresToReport, s.allotment);
-        }
-
-        // 4. Adjust usage: split the allotment among the runtimes by their measured demand.
-        // Runtimes may create worker threads inside these calls; those inherit the creating
-        // thread's name (HostIdentity) and its full signal mask.
-        HostIdentity host(host_name_);
-        int share[kMaxAdapters];
-        split_allotment(s.allotment, busy_of, n, share);
-        for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
-        // 5. Confine: the job's threads run on its processors' CPUs only.
-        if (a > 0 && !confine::apply(s.procs, s.P, s.tid))
-            if (const char* why = confine::why_off())
-                APSHIM_LOG_ONCE(LogLevel::info, "stopped confining threads: %s", why);
-        if (s.trace.is_open())
-            s.trace.write(TraceRow{(now - s.t0) / 1e6, desire, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
-                                   threads_running()});
+        cycle(now);
     }
+}
+
+// Mutex held. Measure, estimate, publish, adjust usage, confine, trace.
+void Controller::cycle(std::uint64_t now) noexcept {
+    Impl& s = *impl_;
+    // 1. Measure.
+    std::uint64_t busy = 0;
+    int usage = 0;
+    Adapter* list[kMaxAdapters];
+    std::uint64_t busy_of[kMaxAdapters] = {};
+    int n = 0;
+    for (auto& slot : adapters_) {
+        Adapter* a = slot.load();
+        if (!a) continue;
+        Sample smp = a->sample();
+        busy_of[n] = smp.busy_ns;
+        list[n++] = a;
+        busy += smp.busy_ns;
+        usage += smp.usage;
+    }
+    double dt = static_cast<double>(now - s.last);
+    s.last = now;
+    int p = std::max(1, usage);
+    double r = 1.0 - static_cast<double>(busy) / (p * dt);
+    r = std::clamp(r, 0.0, 1.0);
+
+    // 2. Estimate the desire.
+    EstimatorInput in;
+    in.inefficiency = r;
+    in.busy_procs = static_cast<double>(busy) / dt;
+    in.usage = p;
+    in.allotment = s.allotment;
+    in.P = s.P;
+    in.eta = opts_.eta;
+    int desire = s.estimator->next_desire(in);
+
+    // 3. Publish it; DP answers with the allotment, placement with the processors.
+    int a = s.table->update(s.slot, desire, p, s.cycle_ns, &s.procs);
+    if (a > 0) {
+        s.allotment = a;
+        s.failed_updates = 0;
+    } else if (++s.failed_updates == kUpdateFailuresToReport) {
+        // A holder stuck with the lock (SIGSTOPped mid-update) or a lost row: keep the last
+        // allotment, which DP gave us, and say so once.
+        log(LogLevel::warn, "table %s: no update for %d cycles (lock held elsewhere?); keeping allotment %d",
+            s.table->path().c_str(), kUpdateFailuresToReport, s.allotment);
+    }
+
+    // 4. Adjust usage: split the allotment among the runtimes by their measured demand.
+    // Runtimes may create worker threads inside these calls; those inherit the creating
+    // thread's name (HostIdentity) and its full signal mask.
+    HostIdentity host(host_name_);
+    int share[kMaxAdapters];
+    split_allotment(s.allotment, busy_of, n, share);
+    for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
+    // 5. Confine: the job's threads run on its processors' CPUs only.
+    if (a > 0 && !confine::apply(s.procs, s.P, s.tid))
+        if (const char* why = confine::why_off())
+            APSHIM_LOG_ONCE(LogLevel::info, "stopped confining threads: %s", why);
+    if (s.trace.is_open())
+        s.trace.write(TraceRow{(now - s.t0) / 1e6, desire, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
+                               threads_running()});
 }
 
 void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share) noexcept {

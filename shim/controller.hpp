@@ -40,18 +40,33 @@ public:
     void after_fork_parent() noexcept;
     void after_fork_child() noexcept;
 
+    // P and est_cycle (ns) of the table the controller opened; 0 until then. Lock-free: hooks
+    // read them (through the Host, adapters/adapter.hpp).
+    int table_processors() const noexcept { return table_P_.load(std::memory_order_acquire); }
+    std::uint64_t table_cycle_ns() const noexcept { return table_cycle_ns_.load(std::memory_order_acquire); }
+
 private:
     struct Impl;
     void start_thread() noexcept;
     static void* thread_main(void* self) noexcept;
+    // The thread's steps (controller.cpp says which hold mutex_).
     void run() noexcept;
+    bool open_table() noexcept;
+    bool join_table() noexcept;
+    void first_allotment() noexcept;
+    void cycle_loop(std::unique_lock<std::mutex>& g) noexcept;
+    void cycle(std::uint64_t now) noexcept;
 
     Options opts_;
     std::atomic<Adapter*> adapters_[kMaxAdapters] = {};
-    std::mutex mutex_;  // held by the thread during one cycle and by fork's prepare handler
+    // Held by the thread while it calls adapters (setup, first allotment, one cycle: never while
+    // it waits for the table's lock in join) and by fork's prepare handler.
+    std::mutex mutex_;
     std::atomic<bool> started_{false};
     std::atomic<bool> stopping_{false};
     std::atomic<std::uint32_t> wake_{0};
+    std::atomic<int> table_P_{0};
+    std::atomic<std::uint64_t> table_cycle_ns_{0};
     char host_name_[16] = "";  // name of the thread that started the controller (runtime threads created from here inherit it)
     bool thread_joinable_ = false;
     unsigned long thread_ = 0;

@@ -17,14 +17,18 @@ void set_log_level(LogLevel level) { g_level.store(static_cast<int>(level), std:
 LogLevel log_level() { return static_cast<LogLevel>(g_level.load(std::memory_order_relaxed)); }
 
 void log(LogLevel level, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(level, fmt, ap);
+    va_end(ap);
+}
+
+void vlog(LogLevel level, const char* fmt, va_list ap) {
     if (static_cast<int>(level) > g_level.load(std::memory_order_relaxed)) return;
     if (g_lines.fetch_add(1, std::memory_order_relaxed) >= kMaxLines) return;
     char buf[640];
     int n = std::snprintf(buf, sizeof buf, "apshim[%d]: ", static_cast<int>(getpid()));
-    va_list ap;
-    va_start(ap, fmt);
     int m = std::vsnprintf(buf + n, sizeof buf - n - 1, fmt, ap);
-    va_end(ap);
     if (m < 0) m = 0;
     size_t len = static_cast<size_t>(n) + (static_cast<size_t>(m) < sizeof buf - n - 1 ? m : sizeof buf - n - 2);
     buf[len++] = '\n';

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdarg>
 
 #include "shim/options.hpp"
 
@@ -15,6 +16,7 @@ LogLevel log_level();
 
 // printf-style; drops the message when `level` is above the configured one.
 void log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void vlog(LogLevel level, const char* fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 // Says it only the first time `flag` is seen unset: "says so once on stderr".
 #define APSHIM_LOG_ONCE(level, ...)                                  \

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -12,10 +13,36 @@
 #include <cstring>
 #include <vector>
 
+#include "gat/layout.hpp"
+#include "shim/estimators/estimator.hpp"
+
 namespace apshim {
 namespace {
 
-constexpr int kMaxProcessors = 4096;  // the GAT's layout limit on P (see gat/layout.hpp)
+using gat::kMaxProcessors;
+constexpr double kMinEstCycleMs = gat::kMinEstCycleUs / 1000.0, kMaxEstCycleMs = gat::kMaxEstCycleUs / 1000.0;
+// The values column below spells these limits out: keep the text in step.
+static_assert(kMaxProcessors == 4096 && gat::kMinEstCycleUs == 500 && gat::kMaxEstCycleUs == 10000000,
+              "update the values text of APSHIM_P / APSHIM_EST_CYCLE_MS");
+
+// "wsap | static | asteal | inst": the estimator registry's names joined at compile time (the
+// table below is constant-initialized: the shim's first constructor reads it).
+constexpr std::size_t joined_size(std::string_view sep) {
+    std::size_t n = 0;
+    for (std::string_view name : kPolicies) n += name.size() + sep.size();
+    return n - sep.size() + 1;
+}
+template <std::size_t Size>
+constexpr std::array<char, Size> join_policies(std::string_view sep) {
+    std::array<char, Size> out{};
+    std::size_t k = 0;
+    for (std::string_view name : kPolicies) {
+        if (k) for (char c : sep) out[k++] = c;
+        for (char c : name) out[k++] = c;
+    }
+    return out;  // NUL-terminated: Size counts it, and out{} zeroed it
+}
+constexpr auto kPolicyValues = join_policies<joined_size(" | ")>(" | ");
 
 bool parse_double(std::string_view text, double lo, double hi, bool lo_open, double& out) {
     // strtod needs a terminated string; options are short, a stack copy is enough.
@@ -71,18 +98,16 @@ bool has_control(std::string_view v) {
     return false;
 }
 
-constexpr const char* kPolicies[] = {"wsap", "static", "asteal", "inst"};
-
-const OptionSpec kSpecs[] = {
-    {"APSHIM_ETA", "number in (0, 1]", "0.5",
+constinit const OptionSpec kSpecs[] = {
+    {"APSHIM_ETA", "--eta", "X", "number in (0, 1]", "0.5",
      "target efficiency of the WSAP estimator: the desire grows while at most 1-eta of the job's "
      "processor time is spent idle/stealing",
      [](std::string_view t, Options& o) { return parse_double(t, 0.0, 1.0, true, o.eta); }},
-    {"APSHIM_EST_CYCLE_MS", "number in [0.5, 10000]", "5",
+    {"APSHIM_EST_CYCLE_MS", "--est-cycle", "MS", "number in [0.5, 10000]", "5",
      "milliseconds between desire estimations and reallocations; the first job to create the table "
      "fixes it for all jobs sharing that table",
-     [](std::string_view t, Options& o) { return parse_double(t, 0.5, 10000.0, false, o.est_cycle_ms); }},
-    {"APSHIM_P", "integer in [1, 4096]", "CPUs in the affinity mask, capped by the cgroup cpu.max quota",
+     [](std::string_view t, Options& o) { return parse_double(t, kMinEstCycleMs, kMaxEstCycleMs, false, o.est_cycle_ms); }},
+    {"APSHIM_P", "--P", "N", "integer in [1, 4096]", "CPUs in the affinity mask, capped by the cgroup cpu.max quota",
      "processors the table distributes; the first job to create the table fixes it; may exceed "
      "the real core count (tests use that to exercise larger allocations)",
      [](std::string_view t, Options& o) {
@@ -92,14 +117,14 @@ const OptionSpec kSpecs[] = {
          o.P_from_env = true;
          return true;
      }},
-    {"APSHIM_GAT", "absolute path", "/dev/shm/apshim-<uid>",
+    {"APSHIM_GAT", "--gat", "PATH", "absolute path", "/dev/shm/apshim-<uid>",
      "the shared global allocation table; jobs that name the same file share processors",
      [](std::string_view t, Options& o) {
          if (t.empty() || t.front() != '/' || t.size() > 200 || has_control(t)) return false;
          o.gat.assign(t);
          return true;
      }},
-    {"APSHIM_POLICY", "wsap | static | asteal | inst", "wsap",
+    {"APSHIM_POLICY", "--policy", "NAME", kPolicyValues.data(), kPolicies[0].data(),
      "desire estimator: WSAP (Sen), static (desire = P, no adaptation), A-Steal (multiplicative), "
      "inst (instantaneous parallelism strawman)",
      [](std::string_view t, Options& o) {
@@ -107,7 +132,7 @@ const OptionSpec kSpecs[] = {
          o.policy.assign(t);
          return true;
      }},
-    {"APSHIM_TRACE", "file path, %p = pid", "(none)",
+    {"APSHIM_TRACE", "--trace", "PATH", "file path, %p = pid", "(none)",
      "write one CSV row per est_cycle: time_ms, desire, allotment, usage, inefficiency, busy, cpus, "
      "threads_running (shim/README.md says what each means)",
      [](std::string_view t, Options& o) {
@@ -115,7 +140,7 @@ const OptionSpec kSpecs[] = {
          o.trace.assign(t);
          return true;
      }},
-    {"APSHIM_LOG", "quiet | error | warn | info | debug", "warn",
+    {"APSHIM_LOG", "--log", "LEVEL", "quiet | error | warn | info | debug", "warn",
      "how much the shim says on stderr (always one line per distinct problem)",
      [](std::string_view t, Options& o) {
          static constexpr const char* names[] = {"quiet", "error", "warn", "info", "debug"};
@@ -123,21 +148,21 @@ const OptionSpec kSpecs[] = {
              if (t == names[i]) return o.log = static_cast<LogLevel>(i), true;
          return false;
      }},
-    {"APSHIM_DISABLE", "1 | 0 (also true/false, yes/no, on/off)", "0",
+    {"APSHIM_DISABLE", nullptr, nullptr, "1 | 0 (also true/false, yes/no, on/off)", "0",
      "1 turns the shim into a no-op: nothing is measured, registered or throttled",
      [](std::string_view t, Options& o) { return parse_bool(t, o.disable); }},
-    {"APSHIM_CONFINE", "1 | 0 (also true/false, yes/no, on/off)", "1",
+    {"APSHIM_CONFINE", "--confine", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
      "1 enforces the allotment by running the job's threads on as many CPUs as its allotment "
      "(off by itself where the user binds threads: OMP_PROC_BIND, OMP_PLACES, KMP_AFFINITY, "
      "GOMP_CPU_AFFINITY, or the program's own sched_setaffinity); 0 leaves only parking at safe points",
      [](std::string_view t, Options& o) { return parse_bool(t, o.confine); }},
-    {"APSHIM_SHRINK_TEAMS", "1 | 0 (also true/false, yes/no, on/off)", "0",
+    {"APSHIM_SHRINK_TEAMS", "--shrink-teams", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "0",
      "1 sizes default OpenMP teams to the allotment even while dynamic adjustment is off (as "
      "OMP_DYNAMIC=true allows). Risky: OpenMP then breaks its promise of omp_get_max_threads() "
      "threads, and programs that split work by it and wait for every piece (OpenBLAS) hang; only "
      "for programs known to be malleable",
      [](std::string_view t, Options& o) { return parse_bool(t, o.shrink_teams); }},
-    {"APSHIM_ADDED", "(set by the shim)", "(none)",
+    {"APSHIM_ADDED", nullptr, nullptr, "(set by the shim)", "(none)",
      "not for users: the variables the shim added to the environment (KMP_BLOCKTIME, ...), removed "
      "again from programs started without the shim",
      [](std::string_view, Options&) { return true; }},
@@ -150,13 +175,23 @@ const OptionSpec* option_specs(int* count) {
     return kSpecs;
 }
 
+const OptionSpec* find_option(std::string_view env) {
+    for (const OptionSpec& spec : kSpecs)
+        if (env == spec.env) return &spec;
+    return nullptr;
+}
+
+const OptionSpec* find_option_by_flag(std::string_view flag) {
+    for (const OptionSpec& spec : kSpecs)
+        if (spec.flag && flag == spec.flag) return &spec;
+    return nullptr;
+}
+
 bool is_known_policy(std::string_view name) {
-    for (const char* p : kPolicies)
+    for (std::string_view p : kPolicies)
         if (name == p) return true;
     return false;
 }
-
-const char* known_policies() { return "wsap, static, asteal, inst"; }
 
 std::string default_gat_path() { return "/dev/shm/apshim-" + std::to_string(geteuid()); }
 
@@ -281,17 +316,13 @@ int default_processors() {
 
 Options parse_options(const char* const* envp, void (*complain)(const char* line)) {
     Options o;
-    int n = 0;
-    const OptionSpec* specs = option_specs(&n);
     for (const char* const* e = envp; e && *e; ++e) {
         std::string_view kv(*e);
         if (kv.substr(0, 7) != "APSHIM_") continue;
         size_t eq = kv.find('=');
         if (eq == std::string_view::npos) continue;
         std::string_view key = kv.substr(0, eq), value = kv.substr(eq + 1);
-        const OptionSpec* spec = nullptr;
-        for (int i = 0; i < n; ++i)
-            if (key == specs[i].env) spec = &specs[i];
+        const OptionSpec* spec = find_option(key);
         char line[512];
         if (!spec) {
             std::snprintf(line, sizeof line, "unknown environment option %s ignored (see `apshim options`)",

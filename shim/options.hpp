@@ -25,10 +25,15 @@ struct Options {
     bool shrink_teams = false;  // size default OpenMP teams to the allotment although dyn-var is false
 };
 
-// One row per variable: what it is called, what it takes, its default, what it does.
-// `apshim options` prints this table; README.md carries the same rows (a test compares them).
+// One row per variable: what it is called, its `apshim run` flag, what it takes, its default,
+// what it does. `apshim options` prints this table; README.md carries the same rows (a test
+// compares them); `apshim run` maps its flags to variables through it.
 struct OptionSpec {
     const char* env;
+    // `apshim run`'s flag for it ("--eta") and the flag value's name in the usage line ("X"), or
+    // null when `apshim run` has none.
+    const char* flag;
+    const char* flag_value;
     const char* values;
     const char* default_text;
     const char* help;
@@ -37,6 +42,9 @@ struct OptionSpec {
 };
 
 const OptionSpec* option_specs(int* count);
+// The row of variable `env` ("APSHIM_ETA") or of flag `flag` ("--eta"); null when none.
+const OptionSpec* find_option(std::string_view env);
+const OptionSpec* find_option_by_flag(std::string_view flag);
 
 // Parses the environment into a fresh Options. Invalid values are reported through `complain`
 // (one line each, already formatted) and replaced by defaults.
@@ -57,8 +65,7 @@ int cgroup_cpu_limit(const std::string& root, std::string_view self_cgroup);
 // Default table path: /dev/shm/apshim-<uid>.
 std::string default_gat_path();
 
-// The policies the controller knows (APSHIM_POLICY values).
+// The policies the controller knows (APSHIM_POLICY values): shim/estimators' registry.
 bool is_known_policy(std::string_view name);
-const char* known_policies();  // "wsap, static, ..." for messages
 
 }  // namespace apshim

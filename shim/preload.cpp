@@ -1,7 +1,6 @@
-// What runs when libapshim.so is loaded: options, fork/exit safety, and the functions the
-// adapters call. Nothing here touches a runtime; in a program that uses neither oneTBB nor
+// What runs when libapshim.so is loaded: options, fork/exit safety, and the Host through which
+// the adapters reach the shim (adapters/adapter.hpp). Nothing here touches a runtime; in a program that uses neither oneTBB nor
 // OpenMP no adapter ever calls runtime_started(), so no thread starts and no table is opened.
-#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include "shim/confine.hpp"
 #include "shim/controller.hpp"
 #include "shim/env.hpp"
+#include "shim/fork.hpp"
 #include "shim/log.hpp"
 #include "shim/options.hpp"
 
@@ -24,7 +24,6 @@ extern char** environ;
 namespace apshim {
 namespace {
 
-std::atomic<bool> g_enabled{false};
 Options* g_options = nullptr;
 Controller* g_controller = nullptr;  // never destroyed: hooks may still run during exit
 std::atomic<bool> g_exit_hook{false};
@@ -49,12 +48,44 @@ void say_complaints() {
 }
 
 void at_exit() { g_controller->shutdown(); }
-void fork_prepare() { g_controller->before_fork(); }
-void fork_parent() { g_controller->after_fork_parent(); }
-void fork_child() {  // atexit registrations survive fork
-    confine::after_fork_child();  // the child process starts on the original CPU mask
-    g_controller->after_fork_child();
-}
+
+// What the adapters may ask of the shim (adapters/adapter.hpp). Installed at the end of
+// shim_init, once options, controller and fork handlers are in place, and only when the shim is
+// enabled: before that, and in a disabled shim, adapters see the disabled Host.
+class ShimHost final : public Host {
+public:
+    constexpr ShimHost() noexcept : Host(/*enabled=*/true) {}
+
+    void runtime_started(Adapter& adapter) const noexcept override {
+        say_complaints();
+        // Registered before the first start, so the controller is stopped (and leaves the table)
+        // before the runtimes' own static destructors run: atexit handlers run in reverse order.
+        if (!g_exit_hook.exchange(true)) std::atexit(&at_exit);
+        g_controller->adapter_started(adapter);
+    }
+    int processors() const noexcept override {
+        int P = g_controller->table_processors();
+        return P > 0 ? P : g_options->P;
+    }
+    std::uint64_t est_cycle_ns() const noexcept override {
+        std::uint64_t ns = g_controller->table_cycle_ns();
+        return ns > 0 ? ns : static_cast<std::uint64_t>(g_options->est_cycle_ms * 1e6);
+    }
+    bool shrink_teams_opted_in() const noexcept override { return g_options->shrink_teams; }
+    bool parking_wanted() const noexcept override { return !confine::active(); }
+    void env_default(const char* name, const char* value) const noexcept override { env::add_default(name, value); }
+    bool env_chosen_by_user(const char* name) const noexcept override { return env::set_by_user(name); }
+
+protected:
+    void vlog(Severity level, const char* fmt, va_list ap) const noexcept override {
+        apshim::vlog(static_cast<LogLevel>(level), fmt, ap);
+    }
+};
+static_assert(static_cast<int>(Host::Severity::error) == static_cast<int>(LogLevel::error) &&
+              static_cast<int>(Host::Severity::warn) == static_cast<int>(LogLevel::warn) &&
+              static_cast<int>(Host::Severity::info) == static_cast<int>(LogLevel::info) &&
+              static_cast<int>(Host::Severity::debug) == static_cast<int>(LogLevel::debug));
+constinit ShimHost g_host;
 
 __attribute__((constructor(101))) void shim_init() {
     confine::capture_at_load();  // the CPU mask the user started us with, before anything changes it
@@ -65,8 +96,8 @@ __attribute__((constructor(101))) void shim_init() {
     if (!options.confine) confine::disable("APSHIM_CONFINE=0");
     alignas(Controller) static unsigned char storage[sizeof(Controller)];
     g_controller = new (storage) Controller(options);
-    pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
-    g_enabled.store(true, std::memory_order_release);
+    fork_handlers::install(*g_controller);
+    install_host(g_host);
 }
 
 // Code before main runs on the stack main's locals will use. Preloading the shim changes what it
@@ -92,30 +123,5 @@ __attribute__((constructor(200))) void leave_the_stack_clean() {
 }
 
 }  // namespace
-
-bool shim_enabled() noexcept { return g_enabled.load(std::memory_order_acquire); }
-
-int configured_processors() noexcept { return shim_enabled() ? g_options->P : 0; }
-
-bool parking_wanted() noexcept { return !confine::active(); }
-
-bool shrink_teams_opted_in() noexcept { return shim_enabled() && g_options->shrink_teams; }
-
-void env_default(const char* name, const char* value) noexcept { env::add_default(name, value); }
-
-bool env_chosen_by_user(const char* name) noexcept { return env::set_by_user(name); }
-
-std::uint64_t est_cycle_ns() noexcept {
-    return g_options ? static_cast<std::uint64_t>(g_options->est_cycle_ms * 1e6) : 5000000ull;
-}
-
-void runtime_started(Adapter& adapter) noexcept {
-    if (!shim_enabled()) return;
-    say_complaints();
-    // Registered before the first start, so the controller is stopped (and leaves the table)
-    // before the runtimes' own static destructors run: atexit handlers run in reverse order.
-    if (!g_exit_hook.exchange(true)) std::atexit(&at_exit);
-    g_controller->adapter_started(adapter);
-}
 
 }  // namespace apshim

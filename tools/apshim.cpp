@@ -1,7 +1,8 @@
 // The `apshim` command: run a program under the shim, and look at / clean the shared table.
 //
-//   apshim run [--eta X] [--est-cycle MS] [--policy NAME] [--P N] [--gat PATH] [--trace PATH]
-//              [--log LEVEL] -- CMD ARGS...
+//   apshim run [--eta X] [--est-cycle MS] [--P N] [--gat PATH] [--policy NAME] [--trace PATH]
+//              [--log LEVEL] [--confine 1|0] [--shrink-teams 1|0] -- CMD ARGS...
+//              (the flags are the options table's, shim/options.cpp)
 //   apshim status [--json]     apshim top [--interval S] [--count N]     apshim gc
 //   apshim options [--markdown]
 // Every command honours APSHIM_GAT (or --gat PATH placed before the command).
@@ -30,10 +31,14 @@ using apshim::gat::Snapshot;
 using apshim::gat::Table;
 
 int usage(FILE* out) {
+    std::fputs("usage: apshim [--gat PATH] COMMAND\n  run", out);
+    int n = 0;
+    const apshim::OptionSpec* specs = apshim::option_specs(&n);
+    for (int k = 0; k < n; ++k)
+        if (specs[k].flag) std::fprintf(out, " [%s %s]", specs[k].flag, specs[k].flag_value);
     std::fputs(
-        "usage: apshim [--gat PATH] COMMAND\n"
-        "  run [--eta X] [--est-cycle MS] [--policy NAME] [--P N] [--trace PATH] [--log LEVEL] -- CMD ARGS...\n"
-        "                     run CMD with libapshim.so preloaded and these options set\n"
+        " -- CMD ARGS...\n"
+        "                     run CMD with libapshim.so preloaded and these options set (APSHIM_*: `apshim options`)\n"
         "  status [--json]    print the allocation table\n"
         "  top [--interval S] [--count N]   refresh the table every S seconds (N times; default forever)\n"
         "  gc                 reclaim rows of dead processes\n"
@@ -263,32 +268,20 @@ std::string find_library() {
 }
 
 int cmd_run(int argc, char** argv) {
-    // Flag -> environment variable; values are checked with the options table's own parsers.
-    struct Flag { const char* flag; const char* env; };
-    const Flag flags[] = {{"--eta", "APSHIM_ETA"},       {"--est-cycle", "APSHIM_EST_CYCLE_MS"},
-                          {"--policy", "APSHIM_POLICY"}, {"--P", "APSHIM_P"},
-                          {"--gat", "APSHIM_GAT"},       {"--trace", "APSHIM_TRACE"},
-                          {"--log", "APSHIM_LOG"}};
-    int n = 0;
-    const apshim::OptionSpec* specs = apshim::option_specs(&n);
+    // Flag -> environment variable, both from the options table; values are checked with its parsers.
     int i = 0;
     for (; i < argc && std::strcmp(argv[i], "--") != 0; i += 2) {
-        const Flag* f = nullptr;
-        for (const Flag& c : flags)
-            if (!std::strcmp(argv[i], c.flag)) f = &c;
-        if (!f || i + 1 >= argc) {
+        const apshim::OptionSpec* spec = apshim::find_option_by_flag(argv[i]);
+        if (!spec || i + 1 >= argc) {
             std::fprintf(stderr, "apshim run: unknown or incomplete option '%s'\n", argv[i]);
             return usage(stderr);
         }
-        for (int k = 0; k < n; ++k) {
-            if (std::strcmp(specs[k].env, f->env) != 0) continue;
-            apshim::Options scratch;
-            if (!specs[k].parse(argv[i + 1], scratch)) {
-                std::fprintf(stderr, "apshim run: %s '%s' is invalid (expected %s)\n", f->flag, argv[i + 1], specs[k].values);
-                return 2;
-            }
+        apshim::Options scratch;
+        if (!spec->parse(argv[i + 1], scratch)) {
+            std::fprintf(stderr, "apshim run: %s '%s' is invalid (expected %s)\n", spec->flag, argv[i + 1], spec->values);
+            return 2;
         }
-        setenv(f->env, argv[i + 1], 1);
+        setenv(spec->env, argv[i + 1], 1);
     }
     if (i >= argc || i + 1 >= argc) {
         std::fprintf(stderr, "apshim run: missing '-- CMD'\n");
@@ -315,18 +308,14 @@ int main(int argc, char** argv) {
     int i = 1;
     if (i < argc && !std::strcmp(argv[i], "--gat")) {
         // Checked by APSHIM_GAT's own parser (absolute, no control characters, length).
-        int n = 0;
-        const apshim::OptionSpec* specs = apshim::option_specs(&n);
-        for (int k = 0; k < n; ++k) {
-            apshim::Options scratch;
-            if (std::strcmp(specs[k].env, "APSHIM_GAT") != 0) continue;
-            if (i + 1 >= argc || !specs[k].parse(argv[i + 1], scratch)) {
-                std::fprintf(stderr, "apshim: --gat '%s' is invalid (expected %s)\n",
-                             i + 1 < argc ? text_name(std::string(argv[i + 1]).substr(0, 80)).c_str() : "", specs[k].values);
-                return 2;
-            }
+        const apshim::OptionSpec* gat = apshim::find_option_by_flag("--gat");
+        apshim::Options scratch;
+        if (i + 1 >= argc || !gat->parse(argv[i + 1], scratch)) {
+            std::fprintf(stderr, "apshim: --gat '%s' is invalid (expected %s)\n",
+                         i + 1 < argc ? text_name(std::string(argv[i + 1]).substr(0, 80)).c_str() : "", gat->values);
+            return 2;
         }
-        setenv("APSHIM_GAT", argv[i + 1], 1);
+        setenv(gat->env, argv[i + 1], 1);
         i += 2;
     }
     if (i >= argc) return usage(stderr);

@@ -1,9 +1,11 @@
-// The one parking primitive every adapter uses: a futex word per adapter.
+// The one parking primitive every adapter uses: a futex word per adapter, and the one bounded
+// parking loop around it.
 //
 // A thread that must leave (its runtime has more threads executing work than allowed) waits
-// here at a safe point. The controller bumps the word's generation and wakes all when the
-// allowance rises or at release; waiters re-check their condition after every wake-up.
-// Every wait is bounded (timeout_ns): a lost wake-up costs a little time, never a hang.
+// here at a safe point. The controller bumps the word's generation and wakes as many waiters as
+// a rise of the allowance admits (wake(n)), or all of them at release; waiters re-check their
+// condition after every wake-up. Every wait is bounded: a lost or withheld wake-up costs a
+// little time, never a hang.
 #pragma once
 
 #include <linux/futex.h>
@@ -12,23 +14,29 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
+
+#include "adapters/common/clock.hpp"
 
 namespace apshim {
 
 class ParkingLot {
 public:
-    // Sleeps until wake_all() or timeout_ns, whichever first. Returns immediately when a
-    // wake_all() happened after `seen` was read (pass the value of generation()).
+    // Sleeps until a wake that reaches this thread, or timeout_ns, whichever first. Returns
+    // immediately when a wake happened after `seen` was read (pass the value of generation()).
     void wait(std::uint32_t seen, std::uint64_t timeout_ns) noexcept {
         timespec ts{static_cast<time_t>(timeout_ns / 1000000000ull), static_cast<long>(timeout_ns % 1000000000ull)};
         syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
     }
     std::uint32_t generation() const noexcept { return word_.load(std::memory_order_acquire); }
-    void wake_all() noexcept {
+    // A new generation (waiters about to sleep return at once), and up to n sleepers woken: the
+    // rise of an allowance, when any n of the waiters are as good as any others.
+    void wake(int n) noexcept {
         word_.fetch_add(1, std::memory_order_acq_rel);
-        syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, 0x7fffffff, nullptr, nullptr, 0);
+        syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, n, nullptr, nullptr, 0);
     }
+    void wake_all() noexcept { wake(INT_MAX); }
     // In a fork() child, where no thread waits: back to generation 0.
     void reset() noexcept { word_.store(0, std::memory_order_relaxed); }
 
@@ -36,5 +44,35 @@ private:
     static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
     std::atomic<std::uint32_t> word_{0};
 };
+
+// How long one stay in a lot may last.
+struct ParkBounds {
+    std::uint64_t recheck_ns;  // each wait: the escape rules are asked again at least this often
+    int max_waits;             // at most this many waits in all
+    std::uint64_t max_ns;      // and, when not 0, at most this long since the first wait
+};
+
+// Waits in `lot` until `may_go_on()` (the runtime's escape rules, asked before every wait and
+// after every wake-up) says the thread may go on, or the bounds are reached. `parked` counts the
+// threads asleep in the lot. The generation is read before the question, so a wake between the
+// two makes the wait return at once. Runs in the runtime's threads: no locks, no allocation.
+template <class MayGoOn>
+void park_until(ParkingLot& lot, std::atomic<int>& parked, const ParkBounds& bounds, MayGoOn may_go_on) noexcept {
+    std::uint64_t first_wait = 0;
+    for (int waits = 0; waits < bounds.max_waits; ++waits) {
+        std::uint32_t gen = lot.generation();
+        if (may_go_on()) return;
+        if (bounds.max_ns) {
+            std::uint64_t now = now_ns();
+            if (first_wait == 0)
+                first_wait = now;
+            else if (now - first_wait >= bounds.max_ns)
+                return;
+        }
+        parked.fetch_add(1, std::memory_order_relaxed);
+        lot.wait(gen, bounds.recheck_ns);
+        parked.fetch_sub(1, std::memory_order_relaxed);
+    }
+}
 
 }  // namespace apshim

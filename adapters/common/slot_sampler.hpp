@@ -7,9 +7,9 @@
 #include <cstring>
 
 #include "adapters/adapter.hpp"
+#include "adapters/common/busy.hpp"
 #include "adapters/common/clock.hpp"
 #include "adapters/common/thread_slots.hpp"
-#include "shim/log.hpp"
 
 namespace apshim {
 
@@ -25,17 +25,14 @@ public:
         int n = std::min(slots.used(), kSlots), working = 0;
         std::uint64_t busy = 0;
         for (int i = 0; i < n; ++i) {
-            ThreadCounters& c = slots[i];
-            std::uint64_t total = c.busy_ns.load(std::memory_order_relaxed);
-            std::uint64_t since = c.busy_since.load(std::memory_order_relaxed);
-            if (since && since < now) total += now - since;  // an interval still open
+            std::uint64_t total = busy_until(slots[i], now);  // an interval still open included
             std::uint64_t delta = total >= prev_busy_[i] ? total - prev_busy_[i] : 0;
             prev_busy_[i] = total;
             busy += delta;
             if (delta > 0) ++working;
         }
         if (slots.overflowed())
-            APSHIM_LOG_ONCE(LogLevel::warn, "more than %d threads at once used a parallel runtime: the others are not measured", N);
+            APSHIM_HOST_LOG_ONCE(Host::Severity::warn, "more than %d threads at once used a parallel runtime: the others are not measured", N);
         std::uint64_t events = slots.total_events();
         out.used = events != prev_events_;
         prev_events_ = events;

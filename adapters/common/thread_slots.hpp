@@ -14,23 +14,10 @@
 #include <atomic>
 #include <cstdint>
 
+#include "adapters/common/busy.hpp"
 #include "adapters/common/clock.hpp"
 
 namespace apshim {
-
-class SlotPool;
-
-struct alignas(64) ThreadCounters {
-    std::atomic<std::uint64_t> busy_ns{0};     // completed busy intervals
-    std::atomic<std::uint64_t> busy_since{0};  // start of the open busy interval, 0 when not busy
-    std::atomic<std::uint64_t> events{0};      // tasks/chunks begun (activity indicator)
-    // Recycling (rare paths only): the owning thread's pointer to this slot (null while free or
-    // when claimed without one), the pool, this slot's index and the next free slot's.
-    std::atomic<ThreadCounters**> owner{nullptr};
-    SlotPool* pool = nullptr;
-    std::int32_t index = 0;
-    std::atomic<std::int32_t> next_free{-1};
-};
 
 // The part of ThreadSlots that does not depend on N: the free list (a Treiber stack of slot
 // indices whose head carries a tag against ABA) and the thread-exit key.
@@ -42,12 +29,7 @@ public:
     void release(ThreadCounters* c, ThreadCounters** owner) noexcept {
         ThreadCounters** expected = owner;
         if (!c || !owner || !c->owner.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) return;
-        std::uint64_t since = c->busy_since.load(std::memory_order_relaxed);
-        if (since) {
-            std::uint64_t now = now_ticks();
-            if (now > since) c->busy_ns.store(c->busy_ns.load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
-            c->busy_since.store(0, std::memory_order_relaxed);
-        }
+        if (c->busy_since.load(std::memory_order_relaxed)) end_busy(c, now_ticks());
         std::uint64_t head = free_head_.load(std::memory_order_relaxed);
         for (;;) {
             c->next_free.store(static_cast<std::int32_t>(head & 0xffffffffu) - 1, std::memory_order_relaxed);
@@ -153,11 +135,7 @@ public:
     // Busy time of all threads up to `now`, counting open intervals up to now.
     std::uint64_t total_busy(std::uint64_t now) noexcept {
         std::uint64_t sum = 0;
-        for (int i = 0, n = used(); i < n; ++i) {
-            sum += slots_[i].busy_ns.load(std::memory_order_relaxed);
-            std::uint64_t since = slots_[i].busy_since.load(std::memory_order_relaxed);
-            if (since != 0 && since < now) sum += now - since;
-        }
+        for (int i = 0, n = used(); i < n; ++i) sum += busy_until(slots_[i], now);
         return sum;
     }
     std::uint64_t total_events() noexcept {

@@ -37,7 +37,7 @@ APSHIM_RESOLVE_AT_LOAD(gomp)
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
 
-bool on() noexcept { return apshim::shim_enabled() && gomp.level.get() && gomp.thread_num.get(); }
+bool on() noexcept { return apshim::host().enabled() && gomp.level.get() && gomp.thread_num.get(); }
 
 void park_here() noexcept {
     auto thread_num = gomp.thread_num.get();
@@ -132,10 +132,16 @@ using namespace apshim::omp_adapter;
 using apshim::NextFn;
 
 #define APSHIM_EXPORT extern "C" __attribute__((visibility("default")))
+// next_<name>: the real entry point behind our definition of `name` (looked up at load).
+#define APSHIM_GOMP_NEXT_FN(type, name)  \
+    namespace {                          \
+    NextFn<type> next_##name{#name};     \
+    APSHIM_RESOLVE_AT_LOAD(next_##name)  \
+    }
 
 APSHIM_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
     auto real_fn = apshim::must_exist(next_GOMP_parallel.get(), "GOMP_parallel");
-    if (!apshim::shim_enabled()) return real_fn(fn, data, num_threads, flags);
+    if (!apshim::host().enabled()) return real_fn(fn, data, num_threads, flags);
     Region region{fn, data};
     OutermostTeam team(num_threads);
     real_fn(&run_region, &region, team.size(), flags);
@@ -148,7 +154,7 @@ APSHIM_RESOLVE_AT_LOAD(next_GOMP_parallel_sections)
 APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned num_threads, unsigned count,
                                           unsigned flags) {
     auto real_fn = apshim::must_exist(next_GOMP_parallel_sections.get(), "GOMP_parallel_sections");
-    if (!apshim::shim_enabled()) return real_fn(fn, data, num_threads, count, flags);
+    if (!apshim::host().enabled()) return real_fn(fn, data, num_threads, count, flags);
     Region region{fn, data};
     OutermostTeam team(num_threads);
     real_fn(&run_region, &region, team.size(), count, flags);
@@ -157,27 +163,21 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
 // `parallel for` with a schedule is one combined call (GOMP 4.0): same treatment as
 // GOMP_parallel, the loop bounds passed through.
 #define APSHIM_GOMP_PARALLEL_LOOP(name)                                                                      \
-    namespace {                                                                                              \
-    NextFn<void (*)(Fn, void*, unsigned, long, long, long, long, unsigned)> next_##name{#name};              \
-    APSHIM_RESOLVE_AT_LOAD(next_##name)                                                                      \
-    }                                                                                                        \
+    APSHIM_GOMP_NEXT_FN(void (*)(Fn, void*, unsigned, long, long, long, long, unsigned), name)               \
     APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
                             long chunk, unsigned flags) {                                                    \
         auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
-        if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, chunk, flags);            \
+        if (!apshim::host().enabled()) return real_fn(fn, data, n, start, end, incr, chunk, flags);         \
         Region region{fn, data};                                                                             \
         OutermostTeam team(n);                                                                               \
         real_fn(&run_region, &region, team.size(), start, end, incr, chunk, flags);                          \
     }
 #define APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(name)                                                              \
-    namespace {                                                                                              \
-    NextFn<void (*)(Fn, void*, unsigned, long, long, long, unsigned)> next_##name{#name};                    \
-    APSHIM_RESOLVE_AT_LOAD(next_##name)                                                                      \
-    }                                                                                                        \
+    APSHIM_GOMP_NEXT_FN(void (*)(Fn, void*, unsigned, long, long, long, unsigned), name)                     \
     APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
                             unsigned flags) {                                                                \
         auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
-        if (!apshim::shim_enabled()) return real_fn(fn, data, n, start, end, incr, flags);                   \
+        if (!apshim::host().enabled()) return real_fn(fn, data, n, start, end, incr, flags);                \
         Region region{fn, data};                                                                             \
         OutermostTeam team(n);                                                                               \
         real_fn(&run_region, &region, team.size(), start, end, incr, flags);                                 \
@@ -193,13 +193,10 @@ APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 
 // Waits: the whole call is idle time, except task bodies run inside it (they push work).
 #define APSHIM_GOMP_WAIT(R, name, params, args)                                                              \
-    namespace {                                                                                              \
-    NextFn<R(*) params> next_##name{#name};                                                                  \
-    APSHIM_RESOLVE_AT_LOAD(next_##name)                                                                      \
-    }                                                                                                        \
+    APSHIM_GOMP_NEXT_FN(R(*) params, name)                                                                   \
     APSHIM_EXPORT R name params {                                                                            \
         auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
-        if (!apshim::shim_enabled()) return real_fn args;                                                    \
+        if (!apshim::host().enabled()) return real_fn args;                                                 \
         Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
         return real_fn args;                                                                                 \
     }
@@ -240,10 +237,7 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
 
 // Dynamic and guided chunk fetches: park before, note the loop's end after.
 #define APSHIM_GOMP_LOOP_FETCH(name, params, args)                                                          \
-    namespace {                                                                                              \
-    NextFn<bool(*) params> next_##name{#name};                                                               \
-    APSHIM_RESOLVE_AT_LOAD(next_##name)                                                                      \
-    }                                                                                                        \
+    APSHIM_GOMP_NEXT_FN(bool(*) params, name)                                                                \
     APSHIM_EXPORT bool name params {                                                                         \
         auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
         if (!on()) return real_fn args;                                                                      \

@@ -75,7 +75,7 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
     t_clause = 0;
     auto fork_call = next_fork_call.get();
     if (!fork_call) return reinterpret_cast<void*>(&no_fork_call);
-    if (apshim::shim_enabled() && kmp.outermost()) {
+    if (apshim::host().enabled() && kmp.outermost()) {
         bool opted_in = shrink_allowed_by_user();
         ForkIcvs icvs = kmp.icvs(/*need_max=*/opted_in);
         int n, reserved = 0;
@@ -188,7 +188,7 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_doacross_fini(iden
         auto fn = next_dispatch_##suffix.get();                                                               \
         auto thread_num = kmp.thread_num.get();                                                               \
         auto get_level = kmp.level.get();                                                                     \
-        bool on = apshim::shim_enabled() && thread_num && get_level;                                          \
+        bool on = apshim::host().enabled() && thread_num && get_level;                                       \
         if (on && t_doacross == 0) park_if_surplus(g_kmp_state, kmp_thread_state(), thread_num(), get_level()); \
         int more = fn(loc, gtid, p_last, p_lb, p_ub, p_st);                                                   \
         if (on && !more) loop_exhausted(g_kmp_state);                                                         \

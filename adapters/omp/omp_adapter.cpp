@@ -6,13 +6,17 @@
 #include <algorithm>
 
 #include "adapters/common/clock.hpp"
-#include "shim/log.hpp"
 
 namespace apshim::omp_adapter {
 
 State g_kmp_state, g_gomp_state;
 OmpAdapter g_kmp("libomp", g_kmp_state, /*needs_ompt=*/true);
 OmpAdapter g_gomp("libgomp", g_gomp_state, /*needs_ompt=*/false);
+
+std::span<Adapter* const> adapters() noexcept {
+    static Adapter* const all[] = {&g_kmp, &g_gomp};
+    return all;
+}
 
 Sample OmpAdapter::sample() {
     if (needs_ompt_ && state_.measuring.load() == 0) return unmeasured_sample();
@@ -21,10 +25,10 @@ Sample OmpAdapter::sample() {
 
 Sample OmpAdapter::unmeasured_sample() {
     if (state_.other_tool.load())
-        APSHIM_LOG_ONCE(LogLevel::warn, "OMP_TOOL_LIBRARIES names another OMPT tool: libomp is not measured, its teams "
+        APSHIM_HOST_LOG_ONCE(Host::Severity::warn, "OMP_TOOL_LIBRARIES names another OMPT tool: libomp is not measured, its teams "
                                         "get a fair share without adaptation");
     else
-        APSHIM_LOG_ONCE(LogLevel::warn, "libomp did not load apshim as its OMPT tool (OMP_TOOL=disabled, or a tool "
+        APSHIM_HOST_LOG_ONCE(Host::Severity::warn, "libomp did not load apshim as its OMPT tool (OMP_TOOL=disabled, or a tool "
                                         "linked into the program): not measured, teams get a fair share without adaptation");
     Sample out;
     std::uint64_t now = now_ns(), forks = state_.forks.load();
@@ -43,6 +47,8 @@ void OmpAdapter::set_active(int n) {
     if (old == kReleased) return;  // release() is for good
     state_.team_limit.store(recent_limits_.push(n));
     state_.limit.store(n);
+    // All, not n - old: threads are admitted by team index, not by count (a rise of one admits
+    // index n - 1 of every concurrent team), and which of the waiters those are is not known here.
     if (n > old) state_.lot.wake_all();
 }
 
@@ -110,7 +116,7 @@ void release_team(State& s, int reserved) noexcept {
 
 void note_fork(State& s, int team) noexcept {
     if (!s.seen.load(std::memory_order_relaxed) && !s.seen.exchange(true))
-        runtime_started(&s == &g_kmp_state ? static_cast<Adapter&>(g_kmp) : static_cast<Adapter&>(g_gomp));
+        host().runtime_started(&s == &g_kmp_state ? static_cast<Adapter&>(g_kmp) : static_cast<Adapter&>(g_gomp));
     s.forks.store(s.forks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     s.last_team.store(team, std::memory_order_relaxed);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "adapters/adapter.hpp"
 #include "adapters/common/slot_sampler.hpp"
@@ -20,7 +21,7 @@ public:
     void set_active(int n) override;
     int active() const override;
     void release() override;
-    void after_fork_child();
+    void after_fork_child() override;
 
 private:
     Sample unmeasured_sample();
@@ -33,5 +34,8 @@ private:
 };
 
 extern OmpAdapter g_kmp, g_gomp;
+
+// Every OpenMP adapter of the process (libomp, libgomp), used or not.
+std::span<Adapter* const> adapters() noexcept;
 
 }  // namespace apshim::omp_adapter

@@ -1,4 +1,4 @@
-// Before main: short spin-waits for both OpenMP runtimes, and fork handling.
+// Before main: short spin-waits for both OpenMP runtimes.
 //
 // The program's thread-count and dynamic-adjustment settings are not tracked here: they are
 // per-thread ICVs (OpenMP: each thread's data environment has its own nthreads-var and dyn-var),
@@ -6,7 +6,6 @@
 // Only one fact is process-wide, and only in the safe direction: the program turned dynamic
 // adjustment off explicitly somewhere (omp_set_dynamic(0), OMP_DYNAMIC=false), which overrides
 // the user's APSHIM_SHRINK_TEAMS=1 (LLVM's runtime tests that spin for every teammate do this).
-#include <pthread.h>
 #include <strings.h>
 
 #include <atomic>
@@ -21,21 +20,15 @@ std::atomic<bool> g_program_wants_exact{false};
 
 namespace {
 
-void fork_child() {
-    g_kmp.after_fork_child();
-    g_gomp.after_fork_child();
-}
-
 __attribute__((constructor(110))) void omp_setup() {
-    if (!shim_enabled()) return;
+    if (!host().enabled()) return;
     // Threads time-sharing a confined job's CPUs, threads left out of a region, and idle ones
     // must give their core back quickly: libomp spins 200 ms by default (research: 98% of a core
     // wasted with 50 ms gaps), libgomp 300 000 spins.
-    bool user_wait = env_chosen_by_user("OMP_WAIT_POLICY");
-    if (!user_wait) env_default("KMP_BLOCKTIME", "1");
-    if (!user_wait) env_default("GOMP_SPINCOUNT", "10000");
+    bool user_wait = host().env_chosen_by_user("OMP_WAIT_POLICY");
+    if (!user_wait) host().env_default("KMP_BLOCKTIME", "1");
+    if (!user_wait) host().env_default("GOMP_SPINCOUNT", "10000");
     if (const char* d = std::getenv("OMP_DYNAMIC"); d && strcasecmp(d, "false") == 0) g_program_wants_exact.store(true);
-    pthread_atfork(nullptr, nullptr, &fork_child);
 }
 
 NextFn<void (*)(int)> next_omp_set_dynamic{"omp_set_dynamic"};
@@ -44,7 +37,7 @@ APSHIM_RESOLVE_AT_LOAD(next_omp_set_dynamic)
 }  // namespace
 
 bool shrink_allowed_by_user() noexcept {
-    return shrink_teams_opted_in() && !g_program_wants_exact.load(std::memory_order_relaxed);
+    return host().shrink_teams_opted_in() && !g_program_wants_exact.load(std::memory_order_relaxed);
 }
 
 }  // namespace apshim::omp_adapter

@@ -123,7 +123,7 @@ void kmp_outermost_fork(int reserved) noexcept {
 // not multiplex; the controller then says once that libomp is not measured.
 extern "C" __attribute__((visibility("default"))) apshim::ompt::StartToolResult* ompt_start_tool(unsigned, const char*) {
     using namespace apshim::omp_adapter;
-    if (!apshim::shim_enabled()) return nullptr;
+    if (!apshim::host().enabled()) return nullptr;
     const char* other = std::getenv("OMP_TOOL_LIBRARIES");
     if (other && *other) {
         g_kmp_state.other_tool.store(true);

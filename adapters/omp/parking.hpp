@@ -14,12 +14,14 @@
 //     possibly for us): polled every kRecheckNs, or
 //   - kMaxWaits polls passed (a bound, so a mistake costs time, never a hang).
 // The master (team index 0) never parks; static loops are never parked (their iterations are
-// pre-assigned). Nobody parks while confinement is in force (parking_wanted(), adapter.hpp).
+// pre-assigned). Nobody parks while confinement is in force (Host::parking_wanted, adapter.hpp).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 
+#include "adapters/common/busy.hpp"
+#include "adapters/common/park.hpp"
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/thread_state.hpp"
 
@@ -27,12 +29,6 @@ namespace apshim::omp_adapter {
 
 constexpr std::uint64_t kRecheckNs = 1000000;  // escape-rule poll: at most 1 ms of extra delay
 constexpr int kMaxWaits = 1000;                // one park lasts about a second at most
-
-inline bool others_busy(State& s, const ThreadCounters* me) noexcept {
-    for (int i = 0, n = s.slots.used(); i < n; ++i)
-        if (&s.slots[i] != me && s.slots[i].busy_since.load(std::memory_order_relaxed) != 0) return true;
-    return false;
-}
 
 inline bool beyond_limit(State& s, int index) noexcept {
     int limit = s.limit.load(std::memory_order_relaxed);
@@ -42,21 +38,17 @@ inline bool beyond_limit(State& s, int index) noexcept {
 inline void park(State& s, ThreadState& t, int index) noexcept {
     push_frame(s, t, /*wait=*/true);  // parked time is not work, for us and for the escape rule
     std::uint32_t loops_seen = s.loops_exhausted.load(std::memory_order_acquire);
-    for (int i = 0; i < kMaxWaits && beyond_limit(s, index); ++i) {
-        if (s.loops_exhausted.load(std::memory_order_acquire) != loops_seen) break;
-        if (!others_busy(s, t.counters)) break;
-        std::uint32_t gen = s.lot.generation();
-        s.parked.fetch_add(1, std::memory_order_relaxed);
-        s.lot.wait(gen, kRecheckNs);
-        s.parked.fetch_sub(1, std::memory_order_relaxed);
-    }
+    park_until(s.lot, s.parked, ParkBounds{kRecheckNs, kMaxWaits, 0}, [&] {
+        return !beyond_limit(s, index) || s.loops_exhausted.load(std::memory_order_acquire) != loops_seen ||
+               !others_busy(s.slots, t.counters);
+    });
     pop_frame(s, t);
 }
 
 // Before a thread takes new work. `level` 1 = a thread of an outermost region; nested teams
 // are left alone (their size is the program's business).
 inline void park_if_surplus(State& s, ThreadState& t, int index, int level) noexcept {
-    if (level == 1 && index > 0 && beyond_limit(s, index) && parking_wanted()) park(s, t, index);
+    if (level == 1 && index > 0 && beyond_limit(s, index) && host().parking_wanted()) park(s, t, index);
 }
 
 // A chunk fetch returned "no more chunks": release every parked thread.

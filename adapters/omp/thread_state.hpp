@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "adapters/common/busy.hpp"
 #include "adapters/common/clock.hpp"
 #include "adapters/omp/omp_state.hpp"
 
@@ -41,18 +42,14 @@ inline void attach(State& s, ThreadState& t) noexcept {
 
 inline void account(ThreadState& t, bool was_busy) noexcept {
     bool busy = is_busy(t);
-    ThreadCounters* c = t.counters;
-    if (busy == was_busy || !c) return;
+    if (busy == was_busy || !t.counters) return;
     std::uint64_t now = now_ticks();
-    if (busy) {  // single writer: load + store, no locked instruction
-        c->events.store(c->events.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        c->busy_since.store(now, std::memory_order_relaxed);
-        return;
+    if (busy) {
+        count_event(t.counters);
+        begin_busy(t.counters, now);
+    } else {
+        end_busy(t.counters, now);
     }
-    std::uint64_t since = c->busy_since.load(std::memory_order_relaxed);
-    if (since && now > since)
-        c->busy_ns.store(c->busy_ns.load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
-    c->busy_since.store(0, std::memory_order_relaxed);
 }
 
 inline void push_frame(State& s, ThreadState& t, bool wait) noexcept {

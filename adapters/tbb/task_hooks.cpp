@@ -11,14 +11,17 @@
 #include <link.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
 #include <atomic>
 #include <cstdint>
 
+#include "adapters/common/busy.hpp"
 #include "adapters/common/clock.hpp"
 #include "adapters/common/next_fn.hpp"
+#include "adapters/tbb/tbb_abi.hpp"
 #include "adapters/tbb/tbb_state.hpp"
 
 namespace apshim::tbb_adapter {
@@ -46,20 +49,16 @@ ThreadState& me() noexcept {
     return t;
 }
 
+// The thread's own busy flag beside its slot's interval (adapters/common/busy.hpp).
 void begin_busy(ThreadState& t, std::uint64_t now) noexcept {
     t.busy = true;
-    if (t.counters) t.counters->busy_since.store(now, std::memory_order_relaxed);
+    apshim::begin_busy(t.counters, now);
 }
 
 void end_busy(ThreadState& t, std::uint64_t now) noexcept {
     if (!t.busy) return;
     t.busy = false;
-    if (!t.counters) return;
-    std::uint64_t since = t.counters->busy_since.load(std::memory_order_relaxed);
-    // Single writer (this thread): a plain load + store, no locked read-modify-write per task.
-    if (since && now > since)
-        t.counters->busy_ns.store(t.counters->busy_ns.load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
-    t.counters->busy_since.store(0, std::memory_order_relaxed);
+    apshim::end_busy(t.counters, now);
 }
 
 // ---- the parking rule ----
@@ -71,46 +70,27 @@ constexpr std::uint64_t kParkRecheckMinNs = 1000000ull, kParkRecheckMaxNs = 2000
 // while no escape rule can see the thread that waits on it (see maybe_park).
 constexpr std::uint64_t kMaxParkNs = 200000000ull;
 
-// Is a thread other than `self` inside a task body right now (not in a nested wait)? Reads the
-// owners' busy_since words: no shared counter is touched per task to answer this.
-bool someone_else_busy(const ThreadCounters* self) noexcept {
-    State& s = state();
-    for (int i = 0, n = s.slots.used(); i < n; ++i)
-        if (&s.slots[i] != self && s.slots[i].busy_since.load(std::memory_order_relaxed) != 0) return true;
-    return false;
-}
-
 // Called by a worker right after its outermost task returned. oneTBB calls callee_leave
 // BEFORE it looks at what execute() returned: the worker may hold the next task (a bypass
 // task: flow graph nodes, anything returning a successor), invisible to everyone else. Parking
-// is therefore only allowed while another thread is executing a task: if nobody is, this worker
-// may hold what they all wait for (a flow graph's next node) and must go on. Without this rule a
-// serial flow graph at allotment 1 parked its only worker with the next node in hand, forever.
+// is therefore only allowed while another thread is executing a task (others_busy reads the
+// other slots' busy_since: not in a nested wait): if nobody is, this worker may hold what they
+// all wait for (a flow graph's next node) and must go on. Without this rule a serial flow graph
+// at allotment 1 parked its only worker with the next node in hand, forever.
 void maybe_park(const ThreadCounters* self) noexcept {
     State& s = state();
-    const std::uint64_t recheck = std::clamp(est_cycle_ns(), kParkRecheckMinNs, kParkRecheckMaxNs);
-    std::uint64_t parked_since = 0;
-    for (;;) {
-        // Generation first: a set_active() raise after this read makes the wait return at once.
-        std::uint32_t gen = s.lot.generation();
+    const ParkBounds bounds{std::clamp(host().est_cycle_ns(), kParkRecheckMinNs, kParkRecheckMaxNs), INT_MAX, kMaxParkNs};
+    park_until(s.lot, s.parked, bounds, [&] {
         int limit = s.limit.load(std::memory_order_relaxed);
-        if (limit <= 0 || s.released.load(std::memory_order_relaxed) || s.finalizing.load(std::memory_order_relaxed) > 0) return;
+        if (limit <= 0 || s.released.load(std::memory_order_relaxed) || s.finalizing.load(std::memory_order_relaxed) > 0) return true;
         int allowed_workers = limit - 1;  // the main thread counts as one of the allotment
-        if (s.executing_workers.load(std::memory_order_relaxed) < allowed_workers) return;
-        if (!someone_else_busy(self)) return;
-        std::uint64_t now = now_ns();
-        if (parked_since == 0)
-            parked_since = now;
-        else if (now - parked_since >= kMaxParkNs)
-            return;
-        s.parked.fetch_add(1, std::memory_order_relaxed);
-        s.lot.wait(gen, recheck);
-        s.parked.fetch_sub(1, std::memory_order_relaxed);
-    }
+        if (s.executing_workers.load(std::memory_order_relaxed) < allowed_workers) return true;
+        return !others_busy(s.slots, self);
+    });
 }
 
 void task_begin() noexcept {
-    if (!shim_enabled()) return;
+    if (!host().enabled()) return;
     note_used();
     ThreadState& t = me();
     std::uint64_t now = now_ticks();
@@ -120,12 +100,12 @@ void task_begin() noexcept {
         state().executing_workers.fetch_add(1, std::memory_order_relaxed);
     }
     ++t.depth;
-    if (t.counters) t.counters->events.store(t.counters->events.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    count_event(t.counters);
     begin_busy(t, now);
 }
 
 void task_end() noexcept {
-    if (!shim_enabled()) return;
+    if (!host().enabled()) return;
     ThreadState& t = me();
     end_busy(t, now_ticks());
     if (t.depth > 0) --t.depth;
@@ -222,9 +202,7 @@ __attribute__((visibility("default"))) void __itt_stack_callee_leave(void* calle
 }
 }
 
-// ---- interposed oneTBB entry points (mangled names of tbb::detail::r1::...) ----
-#define APSHIM_TBB_WAIT "_ZN3tbb6detail2r14waitERNS0_2d112wait_contextERNS2_18task_group_contextE"
-#define APSHIM_TBB_EXECUTE_AND_WAIT "_ZN3tbb6detail2r116execute_and_waitERNS0_2d14taskERNS2_18task_group_contextERNS2_12wait_contextES6_"
+// ---- interposed oneTBB entry points (tbb::detail::r1::..., names in tbb_abi.hpp) ----
 
 extern "C" __attribute__((visibility("default"))) void apshim_tbb_wait(void* wait_ctx, void* ctx) __asm__(APSHIM_TBB_WAIT);
 extern "C" __attribute__((visibility("default"))) void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx,
@@ -242,7 +220,7 @@ APSHIM_RESOLVE_AT_LOAD(next_execute_and_wait)
 
 void apshim_tbb_wait(void* wait_ctx, void* ctx) {
     auto fn = apshim::must_exist(next_wait.get(), APSHIM_TBB_WAIT);
-    if (!apshim::shim_enabled()) return fn(wait_ctx, ctx);
+    if (!apshim::host().enabled()) return fn(wait_ctx, ctx);
     note_used();
     WaitScope scope;
     fn(wait_ctx, ctx);
@@ -250,7 +228,7 @@ void apshim_tbb_wait(void* wait_ctx, void* ctx) {
 
 void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_ctx) {
     auto fn = apshim::must_exist(next_execute_and_wait.get(), APSHIM_TBB_EXECUTE_AND_WAIT);
-    if (!apshim::shim_enabled()) return fn(t, t_ctx, wait_ctx, w_ctx);
+    if (!apshim::host().enabled()) return fn(t, t_ctx, wait_ctx, w_ctx);
     note_used();
     WaitScope scope;
     fn(t, t_ctx, wait_ctx, w_ctx);
@@ -258,16 +236,10 @@ void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_c
 
 // The program's own global_control objects: values above TBB's default concurrency mean the
 // program needs that many threads (see State::oversubscribing_controls).
-#define APSHIM_TBB_GC_CREATE "_ZN3tbb6detail2r16createERNS0_2d114global_controlE"
-#define APSHIM_TBB_GC_DESTROY "_ZN3tbb6detail2r17destroyERNS0_2d114global_controlE"
 namespace {
-struct ProgramControl {  // tbb::detail::d1::global_control's layout (global_control.h, 2021)
-    std::size_t value;
-    std::intptr_t reserved;
-    int param;
-};
+using ProgramControl = apshim::tbb_abi::GlobalControl;
 bool raises_above_default(const ProgramControl& c) {
-    return c.param == 0 && c.value > static_cast<std::size_t>(tbb_default_concurrency());
+    return c.param == apshim::tbb_abi::kMaxAllowedParallelism && c.value > static_cast<std::size_t>(tbb_default_concurrency());
 }
 }  // namespace
 
@@ -283,14 +255,14 @@ APSHIM_RESOLVE_AT_LOAD(next_gc_destroy)
 
 void apshim_tbb_gc_create(ProgramControl& c) {
     auto fn = apshim::must_exist(next_gc_create.get(), APSHIM_TBB_GC_CREATE);
-    if (apshim::shim_enabled() && raises_above_default(c))
+    if (apshim::host().enabled() && raises_above_default(c))
         state().oversubscribing_controls.fetch_add(1, std::memory_order_relaxed);
     fn(c);
 }
 
 void apshim_tbb_gc_destroy(ProgramControl& c) {
     auto fn = apshim::must_exist(next_gc_destroy.get(), APSHIM_TBB_GC_DESTROY);
-    if (apshim::shim_enabled() && raises_above_default(c))
+    if (apshim::host().enabled() && raises_above_default(c))
         state().oversubscribing_controls.fetch_sub(1, std::memory_order_relaxed);
     fn(c);
 }
@@ -302,7 +274,6 @@ void apshim_tbb_gc_destroy(ProgramControl& c) {
 // market::release for ever (seen in 3 of 3 runs beside a co-runner, tests/tbb/test_no_leak.py).
 // So for the duration the shim drops its control (TBB is back to the program's own limits) and
 // creates none (tbb_adapter.cpp checks `finalizing` before and after creating one).
-#define APSHIM_TBB_FINALIZE "_ZN3tbb6detail2r18finalizeERNS0_2d121task_scheduler_handleEl"
 extern "C" __attribute__((visibility("default"))) bool apshim_tbb_finalize(void* handle, std::intptr_t mode) __asm__(APSHIM_TBB_FINALIZE);
 
 namespace {
@@ -313,7 +284,7 @@ APSHIM_RESOLVE_AT_LOAD(next_finalize)
 bool apshim_tbb_finalize(void* handle, std::intptr_t mode) {
     auto fn = apshim::must_exist(next_finalize.get(), APSHIM_TBB_FINALIZE);
     // Mode 0 (release_nothrowing: a handle's destructor or release()) does not wait: leave it be.
-    if (!apshim::shim_enabled() || mode == 0) return fn(handle, mode);
+    if (!apshim::host().enabled() || mode == 0) return fn(handle, mode);
     auto destroy = apshim::must_exist(next_gc_destroy.get(), APSHIM_TBB_GC_DESTROY);
     State& s = state();
     // finalize_throwing may throw (unsafe_wait): the count must come down on that path too.
@@ -324,7 +295,7 @@ bool apshim_tbb_finalize(void* handle, std::intptr_t mode) {
     } scope(s);
     s.lot.wake_all();  // parked workers go back to TBB and leave the arena
     if (void* c = s.control.exchange(nullptr)) {
-        destroy(*static_cast<ProgramControl*>(c));  // the shim's own control: the same layout
+        destroy(*static_cast<ProgramControl*>(c));  // the shim's own control: the same type
         // Freed by the controller; a second finalize racing for the slot leaks one small object.
         void* expected = nullptr;
         s.retired.compare_exchange_strong(expected, c);

@@ -1,30 +1,23 @@
 // The oneTBB adapter, controller side: sample the hooks' counters, throttle with a shim-owned
-// tbb::global_control, release at exit, forget everything in a forked child. The parking rule
+// tbb::global_control, release at exit, forget everything in a forked child (shim/fork.cpp). The parking rule
 // itself runs in TBB's workers and lives in task_hooks.cpp.
 #include <dlfcn.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <cstdint>
 
 #include "adapters/common/next_fn.hpp"
 #include "adapters/common/slot_sampler.hpp"
+#include "adapters/tbb/tbb_abi.hpp"
 #include "adapters/tbb/tbb_state.hpp"
-#include "shim/log.hpp"
 
 namespace apshim::tbb_adapter {
 namespace {
 
-// Layout of tbb::detail::d1::global_control in oneTBB 2021 (global_control.h): we cannot use
-// the class itself without linking libtbb, and the shim must not (no-op without TBB).
-struct GlobalControl {
-    std::size_t value;
-    std::intptr_t reserved;
-    int param;  // 0 = max_allowed_parallelism
-};
+// tbb::detail::d1::global_control (tbb_abi.hpp): the class itself needs libtbb, which the shim
+// must not link (no-op without TBB).
+using tbb_abi::GlobalControl;
 using ControlFn = void (*)(GlobalControl&);
-constexpr const char* kCreate = "_ZN3tbb6detail2r16createERNS0_2d114global_controlE";
-constexpr const char* kDestroy = "_ZN3tbb6detail2r17destroyERNS0_2d114global_controlE";
 
 class TbbAdapter final : public Adapter {
 public:
@@ -39,7 +32,7 @@ public:
             // The program raised max_allowed_parallelism above the default itself: it needs
             // those threads (spinning or blocking tasks). Capping could deadlock it: step aside.
             if (s.control.load() || s.limit.load() != 0) {
-                log(LogLevel::info, "the program raised TBB's max_allowed_parallelism above %d itself; not throttling TBB",
+                host().log(Host::Severity::info, "the program raised TBB's max_allowed_parallelism above %d itself; not throttling TBB",
                     tbb_default_concurrency());
                 release_control();
                 s.limit.store(0);
@@ -48,7 +41,9 @@ public:
             return;
         }
         int old = s.limit.exchange(n);
-        if (n > old) s.lot.wake_all();
+        // Any worker is as good as another here: wake as many as the rise admits (the others
+        // stay parked; they would only find no room and park again).
+        if (n > old) s.lot.wake(n - std::max(old, 0));
         free_retired();
         // A finalize in progress dropped the control and must not see a new one (task_hooks.cpp).
         if (s.finalizing.load() > 0) return;
@@ -64,7 +59,7 @@ public:
         if (!resolve()) return;
         // Create the new control before destroying the old one: destroying the last control
         // resets TBB to its default, which would briefly unthrottle (research notes).
-        auto* next = new GlobalControl{static_cast<std::size_t>(n), 0, 0};
+        auto* next = new GlobalControl{static_cast<std::size_t>(n), 0, tbb_abi::kMaxAllowedParallelism};
         create_(*next);
         destroy(s.control.exchange(next));
         control_value_ = n;
@@ -91,7 +86,15 @@ public:
         control_value_ = 0;
     }
 
-    void after_fork_child() {
+    void after_fork_child() override {
+        State& s = state();
+        s.slots.reset_after_fork();
+        s.fork_generation.fetch_add(1);
+        s.executing_workers.store(0);
+        s.parked.store(0);
+        s.seen.store(false);
+        s.limit.store(0);
+        s.finalizing.store(0);  // only the forking thread survives, and it is not inside finalize
         // The child's TBB is not ours to steer through the parent's control object (TBB itself
         // does not survive fork well); start over, measured afresh. The parent's control is
         // neither destroyed nor freed (the child's copy of TBB's control list still points at
@@ -106,8 +109,8 @@ private:
     bool resolve() {
         if (create_ && destroy_) return true;
         // libtbb's own functions, not the shim's interposers of them (tbb_symbol: RTLD_NEXT first).
-        create_ = reinterpret_cast<ControlFn>(tbb_symbol(kCreate));
-        destroy_ = reinterpret_cast<ControlFn>(tbb_symbol(kDestroy));
+        create_ = reinterpret_cast<ControlFn>(tbb_symbol(APSHIM_TBB_GC_CREATE));
+        destroy_ = reinterpret_cast<ControlFn>(tbb_symbol(APSHIM_TBB_GC_DESTROY));
         return create_ && destroy_;
     }
 
@@ -132,26 +135,14 @@ private:
 TbbAdapter g_adapter;
 State g_state;
 
-void fork_child() {
-    State& s = g_state;
-    s.slots.reset_after_fork();
-    s.fork_generation.fetch_add(1);
-    s.executing_workers.store(0);
-    s.parked.store(0);
-    s.seen.store(false);
-    s.limit.store(0);
-    s.finalizing.store(0);  // only the forking thread survives, and it is not inside finalize
-    g_adapter.after_fork_child();
-}
-
-__attribute__((constructor(111))) void register_fork_handler() {
-    if (shim_enabled()) pthread_atfork(nullptr, nullptr, &fork_child);
-}
-
 }  // namespace
 
 State& state() noexcept { return g_state; }
 Adapter& adapter() noexcept { return g_adapter; }
+std::span<Adapter* const> adapters() noexcept {
+    static Adapter* const all[] = {&g_adapter};
+    return all;
+}
 
 void* tbb_symbol(const char* mangled) noexcept { return next_symbol(mangled); }
 

@@ -16,14 +16,14 @@ namespace {
 int real_cpu_count = 0;
 
 __attribute__((constructor(110))) void make_shim_the_itt_collector() {
-    if (!apshim::shim_enabled()) return;
+    if (!apshim::host().enabled()) return;
     // A user's own collector (VTune, ...) wins; the shim then sees only waits, not tasks.
-    if (!apshim::env_chosen_by_user("INTEL_LIBITTNOTIFY64")) {
+    if (!apshim::host().env_chosen_by_user("INTEL_LIBITTNOTIFY64")) {
         Dl_info info;
         if (dladdr(reinterpret_cast<void*>(&make_shim_the_itt_collector), &info) && info.dli_fname) {
-            apshim::env_default("INTEL_LIBITTNOTIFY64", info.dli_fname);
+            apshim::host().env_default("INTEL_LIBITTNOTIFY64", info.dli_fname);
             // Without a group list the loader hooks nothing; "stitch" holds the callee_enter/leave pair.
-            apshim::env_default("INTEL_ITTNOTIFY_GROUPS", "stitch");
+            apshim::host().env_default("INTEL_ITTNOTIFY_GROUPS", "stitch");
         }
     }
     cpu_set_t set;
@@ -31,9 +31,10 @@ __attribute__((constructor(110))) void make_shim_the_itt_collector() {
 }
 
 // oneTBB (misc_ex.cpp) counts CPUs with sysconf(_SC_NPROCESSORS_ONLN) and sched_getaffinity.
-// Answer with APSHIM_P for libtbb's calls only, and only when APSHIM_P exceeds the machine.
+// Answer with P (host().processors(): APSHIM_P, the table's P once joined) for libtbb's calls only, and
+// only when P exceeds the machine.
 int fake_cpus(void* caller) {
-    int P = apshim::configured_processors();
+    int P = apshim::host().processors();
     if (P <= real_cpu_count || real_cpu_count == 0) return 0;
     Dl_info info;
     if (!dladdr(caller, &info) || !info.dli_fname || !std::strstr(info.dli_fname, "libtbb.so")) return 0;
@@ -43,7 +44,7 @@ int fake_cpus(void* caller) {
 }  // namespace
 
 int apshim::tbb_adapter::tbb_default_concurrency() noexcept {
-    int P = apshim::configured_processors();
+    int P = apshim::host().processors();
     return P > real_cpu_count ? P : real_cpu_count;
 }
 

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 
 #include "adapters/adapter.hpp"
 #include "adapters/common/park.hpp"
@@ -38,6 +39,8 @@ struct State {
 
 State& state() noexcept;
 Adapter& adapter() noexcept;
+// Every oneTBB adapter of the process (one), used or not.
+std::span<Adapter* const> adapters() noexcept;
 
 // The concurrency oneTBB uses by default here (CPUs, or APSHIM_P when the shim shows more).
 int tbb_default_concurrency() noexcept;
@@ -54,7 +57,7 @@ void* tbb_symbol(const char* mangled) noexcept;
 // Called by hooks when TBB is seen in use: tells the shim once per process (and after fork).
 inline void note_used() noexcept {
     State& s = state();
-    if (!s.seen.load(std::memory_order_relaxed) && !s.seen.exchange(true)) runtime_started(adapter());
+    if (!s.seen.load(std::memory_order_relaxed) && !s.seen.exchange(true)) host().runtime_started(adapter());
 }
 
 }  // namespace apshim::tbb_adapter

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace apshim {
 namespace {
@@ -17,7 +18,7 @@ int clamp_desire(double d, int P) {
 
 class Wsap final : public Estimator {
 public:
-    const char* name() const override { return "wsap"; }
+    const char* name() const override { return kPolicies[0].data(); }
     int next_desire(const EstimatorInput& in) override { return wsap_desire(in.inefficiency, in.usage, in.eta, in.P); }
 };
 
@@ -25,7 +26,7 @@ public:
 // "equipartition only" baseline.
 class Static final : public Estimator {
 public:
-    const char* name() const override { return "static"; }
+    const char* name() const override { return kPolicies[1].data(); }
     int next_desire(const EstimatorInput& in) override { return in.P; }
 };
 
@@ -34,7 +35,7 @@ public:
 // deprived: keep d (the job did not get what it asked; asking more changes nothing).
 class ASteal final : public Estimator {
 public:
-    const char* name() const override { return "asteal"; }
+    const char* name() const override { return kPolicies[2].data(); }
     int next_desire(const EstimatorInput& in) override {
         constexpr double kRho = 2.0;  // the paper's responsiveness parameter; 2 matches WSAP's eta=0.5 growth
         bool efficient = (1.0 - in.inefficiency) >= in.eta;
@@ -54,7 +55,7 @@ private:
 // threads found working plus one. LOOPY shows why it under-estimates.
 class Instantaneous final : public Estimator {
 public:
-    const char* name() const override { return "inst"; }
+    const char* name() const override { return kPolicies[3].data(); }
     int next_desire(const EstimatorInput& in) override { return clamp_desire(std::floor(in.busy_procs + 0.5) + 1, in.P); }
 };
 
@@ -69,11 +70,20 @@ int wsap_desire(double r, int p, double eta, int P) {
     return clamp_desire((1 - r) / eta * p, P);
 }
 
+namespace {
+template <class E>
+std::unique_ptr<Estimator> make() {
+    return std::make_unique<E>();
+}
+// In kPolicies' order: each class's name() is its entry there.
+constexpr std::unique_ptr<Estimator> (*kMakers[])() = {&make<Wsap>, &make<Static>, &make<ASteal>, &make<Instantaneous>};
+static_assert(std::size(kMakers) == std::size(kPolicies), "one estimator per registered policy name");
+}  // namespace
+
 std::unique_ptr<Estimator> make_estimator(std::string_view policy) {
-    if (policy == "static") return std::make_unique<Static>();
-    if (policy == "asteal") return std::make_unique<ASteal>();
-    if (policy == "inst") return std::make_unique<Instantaneous>();
-    return std::make_unique<Wsap>();
+    for (std::size_t i = 0; i < std::size(kPolicies); ++i)
+        if (policy == kPolicies[i]) return kMakers[i]();
+    return kMakers[0]();
 }
 
 }  // namespace apshim

@@ -26,7 +26,11 @@ public:
     virtual int next_desire(const EstimatorInput& in) = 0;
 };
 
-// APSHIM_POLICY names: wsap, static, asteal, inst. Unknown names give WSAP.
+// The registry's names: every policy there is (APSHIM_POLICY values, `--policy`), the default
+// first. make_estimator() builds each; the options table lists and checks them from here.
+inline constexpr std::string_view kPolicies[] = {"wsap", "static", "asteal", "inst"};
+
+// The estimator called `policy` (one of kPolicies); unknown names give the default, WSAP.
 std::unique_ptr<Estimator> make_estimator(std::string_view policy);
 
 // Sen §6.1 step 2: r <= 1 - eta: d = ceil(p / eta) (explore); else d = ceil(((1 - r) / eta) * p);

@@ -19,14 +19,6 @@
 #include "gat/table.hpp"
 #include "shim/controller.hpp"
 
-// The controller only needs these from the shim; a test binary provides them itself.
-namespace apshim {
-void runtime_started(Adapter&) noexcept {}
-int configured_processors() noexcept { return 0; }
-std::uint64_t est_cycle_ns() noexcept { return 5000000; }
-bool shim_enabled() noexcept { return true; }
-}  // namespace apshim
-
 namespace {
 
 // A runtime whose threads are busy a given fraction of the time they are allowed to run.
@@ -205,6 +197,46 @@ TEST_CASE("a job whose join finds the table locked for longer than 1 s joins lat
     auto ctl = std::make_unique<apshim::Controller>(options_for(gat, 4));
     FakeRuntime rt;
     ctl->adapter_started(rt);
+    CHECK(wait_until([&] { return rt.calls.load() > 0 && t->snapshot().jobs.size() == 1; }, 8.0));
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    ctl->shutdown();
+}
+
+TEST_CASE("fork() in the host does not wait while the controller's join waits for the table lock", "[controller][multiprocess][fork]") {
+    std::string gat = temp_gat();
+    std::string err;
+    auto t = apshim::gat::Table::open(gat, {4, 5000}, err);
+    REQUIRE(t);
+    int locked[2];
+    REQUIRE(pipe(locked) == 0);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {  // holds the table lock for 1.5 s: the controller's first join waits 1 s for it
+        std::string e;
+        auto mine = apshim::gat::Table::open(gat, {}, e, apshim::gat::Table::Mode::existing_only);
+        if (!mine || !mine->lock(1000000000ull)) _exit(1);
+        char c = 1;
+        if (write(locked[1], &c, 1) != 1) _exit(1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        mine->unlock();
+        _exit(0);
+    }
+    char c;
+    REQUIRE(read(locked[0], &c, 1) == 1);
+    auto ctl = std::make_unique<apshim::Controller>(options_for(gat, 4));
+    FakeRuntime rt;
+    ctl->adapter_started(rt);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the controller is inside join now
+    // What pthread_atfork's prepare and parent handlers do around a host's fork() (shim/fork.cpp).
+    // Holding the mutex through join made this wait for the rest of join's second (~700 ms).
+    auto t0 = std::chrono::steady_clock::now();
+    ctl->before_fork();
+    ctl->after_fork_parent();
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(waited < 0.25);
+    CHECK(rt.calls.load() == 0);  // still joining: no cycle ran meanwhile
     CHECK(wait_until([&] { return rt.calls.load() > 0 && t->snapshot().jobs.size() == 1; }, 8.0));
     int status = 0;
     REQUIRE(waitpid(pid, &status, 0) == pid);

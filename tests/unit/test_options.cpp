@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "gat/layout.hpp"
+#include "shim/estimators/estimator.hpp"
 #include "shim/options.hpp"
 
 namespace {
@@ -163,4 +165,43 @@ TEST_CASE("default_processors() is at least 1 and at most the affinity mask", "[
     REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
     CHECK(p >= 1);
     CHECK(p <= CPU_COUNT(&set));
+}
+
+TEST_CASE("the options table is the one source of apshim run's flags, the policies and the limits", "[options]") {
+    const char* flags[][2] = {{"--eta", "APSHIM_ETA"},       {"--est-cycle", "APSHIM_EST_CYCLE_MS"},
+                              {"--policy", "APSHIM_POLICY"}, {"--P", "APSHIM_P"},
+                              {"--gat", "APSHIM_GAT"},       {"--trace", "APSHIM_TRACE"},
+                              {"--log", "APSHIM_LOG"},       {"--confine", "APSHIM_CONFINE"},
+                              {"--shrink-teams", "APSHIM_SHRINK_TEAMS"}};
+    for (auto& f : flags) {
+        INFO(f[0]);
+        const apshim::OptionSpec* spec = apshim::find_option_by_flag(f[0]);
+        REQUIRE(spec);
+        CHECK(std::string(spec->env) == f[1]);
+        CHECK(spec == apshim::find_option(f[1]));
+    }
+    CHECK(apshim::find_option_by_flag("--disable") == nullptr);
+    CHECK(apshim::find_option_by_flag("APSHIM_ETA") == nullptr);
+    // Every registered estimator is a valid APSHIM_POLICY, listed in its values, and builds itself.
+    std::string values = apshim::find_option("APSHIM_POLICY")->values;
+    for (std::string_view name : apshim::kPolicies) {
+        std::string kv = "APSHIM_POLICY=" + std::string(name);
+        auto o = parse({kv.c_str()});
+        CHECK(g_lines.empty());
+        CHECK(o.policy == name);
+        CHECK(values.find(std::string(name)) != std::string::npos);
+        CHECK(apshim::make_estimator(name)->name() == name);
+    }
+    CHECK(values == "wsap | static | asteal | inst");
+    // The limits are gat/layout.hpp's.
+    std::string lo = "APSHIM_EST_CYCLE_MS=" + std::to_string(apshim::gat::kMinEstCycleUs / 1000.0);
+    std::string hi = "APSHIM_EST_CYCLE_MS=" + std::to_string(apshim::gat::kMaxEstCycleUs / 1000.0);
+    std::string maxp = "APSHIM_P=" + std::to_string(apshim::gat::kMaxProcessors);
+    std::string overp = "APSHIM_P=" + std::to_string(apshim::gat::kMaxProcessors + 1);
+    for (const std::string* ok : {&lo, &hi, &maxp}) {
+        parse({ok->c_str()});
+        CHECK(g_lines.empty());
+    }
+    parse({overp.c_str()});
+    CHECK(g_lines.size() == 1);
 }

@@ -1,0 +1,65 @@
+// Per-thread busy accounting, the one copy every adapter uses: a thread's padded counters, the
+// owner thread opening and closing its busy intervals, and the "is anyone else working right
+// now" scan that parking's escape rules ask.
+//
+// Owner-thread writes only: a single writer, so plain loads and stores (relaxed), no locked
+// read-modify-write per task or chunk. The controller reads the totals (SlotSampler); other
+// threads read busy_since (others_busy). Times are TSC ticks (clock.hpp).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace apshim {
+
+class SlotPool;
+
+struct alignas(64) ThreadCounters {
+    std::atomic<std::uint64_t> busy_ns{0};     // completed busy intervals
+    std::atomic<std::uint64_t> busy_since{0};  // start of the open busy interval, 0 when not busy
+    std::atomic<std::uint64_t> events{0};      // tasks/chunks begun (activity indicator)
+    // Recycling (rare paths only, thread_slots.hpp): the owning thread's pointer to this slot
+    // (null while free or when claimed without one), the pool, this slot's index and the next
+    // free slot's.
+    std::atomic<ThreadCounters**> owner{nullptr};
+    SlotPool* pool = nullptr;
+    std::int32_t index = 0;
+    std::atomic<std::int32_t> next_free{-1};
+};
+
+// The thread starts executing user work at `now`. `c` may be null (a thread beyond the slots).
+inline void begin_busy(ThreadCounters* c, std::uint64_t now) noexcept {
+    if (c) c->busy_since.store(now, std::memory_order_relaxed);
+}
+
+// The thread stops executing user work at `now`: the open interval goes into the total.
+inline void end_busy(ThreadCounters* c, std::uint64_t now) noexcept {
+    if (!c) return;
+    std::uint64_t since = c->busy_since.load(std::memory_order_relaxed);
+    if (since && now > since) c->busy_ns.store(c->busy_ns.load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
+    c->busy_since.store(0, std::memory_order_relaxed);
+}
+
+// One more task or chunk begun.
+inline void count_event(ThreadCounters* c) noexcept {
+    if (c) c->events.store(c->events.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+// Any thread: busy time of `c` up to `now`, an interval still open included.
+inline std::uint64_t busy_until(const ThreadCounters& c, std::uint64_t now) noexcept {
+    std::uint64_t total = c.busy_ns.load(std::memory_order_relaxed);
+    std::uint64_t since = c.busy_since.load(std::memory_order_relaxed);
+    return since && since < now ? total + (now - since) : total;
+}
+
+// Is a thread other than `self` inside user work right now? Reads the owners' busy_since words
+// (ThreadSlots or anything indexable with used()): no shared counter is touched per task to
+// answer this.
+template <class Slots>
+bool others_busy(Slots& slots, const ThreadCounters* self) noexcept {
+    for (int i = 0, n = slots.used(); i < n; ++i)
+        if (&slots[i] != self && slots[i].busy_since.load(std::memory_order_relaxed) != 0) return true;
+    return false;
+}
+
+}  // namespace apshim
