@@ -56,4 +56,6 @@ echo "== full suite"
 cmake -S . -B build -G Ninja > build.log
 cmake --build build -j "$JOBS"
 ./scripts/fetch-runtimes.sh build/runtimes  # the version matrix's other runtimes (tests/matrix)
+echo "== packages (Debian package and Python package, installed fresh and used)"
+./scripts/test-packages.sh build
 ctest --test-dir build -j "$JOBS" --output-on-failure

@@ -162,6 +162,13 @@ constinit const OptionSpec kSpecs[] = {
      "threads, and programs that split work by it and wait for every piece (OpenBLAS) hang; only "
      "for programs known to be malleable",
      [](std::string_view t, Options& o) { return parse_bool(t, o.shrink_teams); }},
+    {"APSHIM_LIB", nullptr, nullptr, "absolute path", "(next to apshim, then the install locations)",
+     "the libapshim.so that `apshim run` preloads; for an apshim command copied away from its library",
+     [](std::string_view t, Options& o) {
+         if (t.empty() || t.front() != '/' || t.size() > 400 || has_control(t)) return false;
+         o.lib.assign(t);
+         return true;
+     }},
     {"APSHIM_ADDED", nullptr, nullptr, "(set by the shim)", "(none)",
      "not for users: the variables the shim added to the environment (KMP_BLOCKTIME, ...), removed "
      "again from programs started without the shim",

@@ -49,6 +49,13 @@ void say_complaints() {
 
 void at_exit() { g_controller->shutdown(); }
 
+// At APSHIM_LOG=info a process that never used a runtime the shim knows says so as it exits, so
+// a user can tell "nothing to throttle" (a pthreads-only program) from "not loaded" (no line at
+// all). Registered in the constructor only at that level; silent otherwise.
+void say_if_unused() {
+    if (!g_exit_hook.load()) log(LogLevel::info, "no oneTBB, libomp or libgomp work in this process: nothing to throttle");
+}
+
 // What the adapters may ask of the shim (adapters/adapter.hpp). Installed at the end of
 // shim_init, once options, controller and fork handlers are in place, and only when the shim is
 // enabled: before that, and in a disabled shim, adapters see the disabled Host.
@@ -98,6 +105,7 @@ __attribute__((constructor(101))) void shim_init() {
     g_controller = new (storage) Controller(options);
     fork_handlers::install(*g_controller);
     install_host(g_host);
+    if (options.log >= LogLevel::info) std::atexit(&say_if_unused);
 }
 
 // Code before main runs on the stack main's locals will use. Preloading the shim changes what it

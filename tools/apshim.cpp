@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -248,17 +249,33 @@ int cmd_options(int argc, char** argv) {
     return 0;
 }
 
-// The shim next to this binary: <prefix>/bin/apshim -> <prefix>/lib/libapshim.so, or the
-// build tree's tools/apshim -> shim/libapshim.so.
-std::string find_library() {
+// The shim `apshim run` preloads: APSHIM_LIB when set; else next to this binary (<prefix>/bin/apshim
+// -> <prefix>/lib/libapshim.so, or the build tree's tools/apshim -> shim/libapshim.so); else the
+// install locations (the prefix this was built for, then /usr/local and /usr), so that a copied
+// apshim still finds an installed library. Sets `looked` to where it looked, for the error.
+std::string find_library(std::string& looked) {
+    if (!options().lib.empty()) {
+        looked = "APSHIM_LIB=" + options().lib;
+        return access(options().lib.c_str(), R_OK) == 0 ? options().lib : "";
+    }
+    std::vector<std::string> candidates;
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return "";
-    self[n] = '\0';
-    std::string dir(self);
-    dir = dir.substr(0, dir.rfind('/'));
-    for (const char* rel : {"/../lib/libapshim.so", "/../lib/x86_64-linux-gnu/libapshim.so", "/../shim/libapshim.so"}) {
-        std::string p = dir + rel;
+    if (n > 0) {
+        self[n] = '\0';
+        std::string dir(self);
+        dir = dir.substr(0, dir.rfind('/'));
+        for (const char* rel : {"/../lib/libapshim.so", "/../lib/x86_64-linux-gnu/libapshim.so", "/../shim/libapshim.so"})
+            candidates.push_back(dir + rel);
+    }
+    for (const char* installed : {APSHIM_INSTALLED_LIB, "/usr/local/lib/libapshim.so", "/usr/lib/libapshim.so",
+                                  "/usr/lib/x86_64-linux-gnu/libapshim.so"})
+        candidates.emplace_back(installed);
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+        const std::string& p = candidates[k];
+        if (std::find(candidates.begin(), candidates.begin() + static_cast<long>(k), p) != candidates.begin() + static_cast<long>(k))
+            continue;  // the build's install prefix is often one of the usual ones
+        looked += (looked.empty() ? "" : ", ") + p;
         if (access(p.c_str(), R_OK) == 0) {
             char real[PATH_MAX];
             return realpath(p.c_str(), real) ? std::string(real) : p;
@@ -287,9 +304,11 @@ int cmd_run(int argc, char** argv) {
         std::fprintf(stderr, "apshim run: missing '-- CMD'\n");
         return usage(stderr);
     }
-    std::string lib = find_library();
+    std::string looked;
+    std::string lib = find_library(looked);
     if (lib.empty()) {
-        std::fprintf(stderr, "apshim run: cannot find libapshim.so next to this program\n");
+        std::fprintf(stderr, "apshim run: cannot find libapshim.so (looked at %s); set APSHIM_LIB to its path\n",
+                     looked.c_str());
         return 1;
     }
     const char* old = std::getenv("LD_PRELOAD");
@@ -322,6 +341,8 @@ int main(int argc, char** argv) {
     std::string cmd = argv[i];
     int rest = argc - i - 1;
     char** rargv = argv + i + 1;
+    // `apshim COMMAND --help`: the usage of every command, on stdout, exit 0.
+    if (rest >= 1 && (!std::strcmp(rargv[0], "--help") || !std::strcmp(rargv[0], "-h"))) return usage(stdout);
     if (cmd == "run") return cmd_run(rest, rargv);
     if (cmd == "status") return cmd_status(rest, rargv);
     if (cmd == "top") return cmd_top(rest, rargv);

@@ -20,4 +20,11 @@ check.expect("threads=1" in native.stdout, "the program sees one thread natively
 env = shim.env(P=4)
 r = shim.run(["sh", "-c", "echo a | tr a b; ls / > /dev/null"], env)
 check.expect(r.stdout == "b\n" and r.stderr == "" and not os.path.exists(env["APSHIM_GAT"]), "shell pipelines unaffected")
+# At APSHIM_LOG=info the shim says it found nothing to throttle (a user can tell that from "not
+# loaded"), once, and still creates no table.
+env = shim.env(P=4, APSHIM_LOG="info")
+r = shim.run([prog], env)
+lines = [l for l in r.stderr.splitlines() if "nothing to throttle" in l]
+check.expect(r.returncode == 0 and len(lines) == 1 and not os.path.exists(env["APSHIM_GAT"]),
+             f"at APSHIM_LOG=info one line says there is nothing to throttle ({r.stderr.strip()[:200]})")
 check.done()
