@@ -9,7 +9,7 @@
 namespace apshim::gat {
 
 constexpr std::uint64_t kMagic = 0x3154414748535041ull;  // "APSHGAT1" little-endian
-constexpr std::uint32_t kLayoutVersion = 2;  // 2: per-row processor sets (placement)
+constexpr std::uint32_t kLayoutVersion = 3;  // 2: per-row processor sets (placement); 3: runtimes
 constexpr int kMaxRows = 512;         // jobs per table (issue 7's 256-job scenarios fit twice)
 // Limits every part of apshim checks against (options, table validation, the CLI): defined here
 // only.
@@ -19,6 +19,9 @@ constexpr std::uint32_t kMaxEstCycleUs = 10000000;  // .. 10 s
 constexpr int kNameLen = 32;
 
 enum RowState : std::uint32_t { kFree = 0, kLive = 1 };
+
+// Row::runtimes bits: which runtimes a job's shim attached to (named by the table, not known to it).
+constexpr std::uint32_t kRuntimeTbb = 1, kRuntimeLibomp = 2, kRuntimeLibgomp = 4;
 
 struct alignas(64) Row {
     std::uint32_t state;        // RowState
@@ -31,6 +34,8 @@ struct alignas(64) Row {
     float eta;                  // the job's target efficiency (for display)
     std::uint64_t heartbeat_ns; // CLOCK_MONOTONIC of the job's last update
     char name[kNameLen];        // comm of the job, NUL-terminated
+    std::uint32_t runtimes;     // the runtimes the job uses (kRuntime* bits), for `apshim status`
+    std::uint32_t reserved2;
     // The table processors this job runs on (bit i = processor i), written by placement after
     // every DP run (gat/placement.hpp): allotment many, disjoint from other jobs' while they fit.
     std::uint64_t procs[kMaxProcessors / 64];

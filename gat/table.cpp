@@ -369,7 +369,7 @@ int Table::join(int desire, double eta, std::string& error) {
     return slot;
 }
 
-int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns, ProcSet* procs) {
+int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns, ProcSet* procs, std::uint32_t runtimes) {
     if (!lock(timeout_ns)) return -1;
     pid_t me = getpid();
     if (me != pid_) {  // forked child using its parent's Table: it is a new job
@@ -392,6 +392,7 @@ int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns, Pr
     int old = r.desire;
     r.desire = std::clamp(desire, 1, P_);
     r.usage = std::clamp(usage, 0, kMaxProcessors);
+    r.runtimes = runtimes;
     r.heartbeat_ns = now;
     run_dp(slot, old, departed > 0);
     int a = std::clamp(r.allotment, 1, P_);
@@ -443,6 +444,7 @@ Snapshot Table::snapshot() {
         j.heartbeat_age_ns = now > r.heartbeat_ns ? now - r.heartbeat_ns : 0;
         j.name.assign(r.name, strnlen(r.name, kNameLen));
         j.procs = procs_from_words(r.procs);
+        j.runtimes = r.runtimes;
         rows.emplace_back(r.join_seq, std::move(j));
     }
     if (locked) unlock();

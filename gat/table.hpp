@@ -31,6 +31,7 @@ struct JobRow {
     std::uint64_t heartbeat_age_ns = 0;
     std::string name;
     ProcSet procs;  // the table processors it runs on (placement.hpp)
+    std::uint32_t runtimes = 0;  // kRuntime* bits
 };
 
 struct Snapshot {
@@ -68,7 +69,9 @@ public:
     // the job's allotment (>= 1), or -1 when the lock could not be taken within timeout_ns (keep
     // the old allotment) or the row was lost and could not be re-joined. `procs`, when given,
     // receives the processors the job runs on (allotment many; untouched on -1).
-    int update(int& slot, int desire, int usage, std::uint64_t timeout_ns, ProcSet* procs = nullptr);
+    // `runtimes` (kRuntime* bits) is written into the row for `apshim status`.
+    int update(int& slot, int desire, int usage, std::uint64_t timeout_ns, ProcSet* procs = nullptr,
+               std::uint32_t runtimes = 0);
     // Removes the job's row and hands its processors to the others.
     void leave(int slot);
     // Reclaims rows of dead processes now; returns how many.

@@ -233,6 +233,14 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
     }
 }
 
+namespace {
+// The table's name for an adapter's runtime (gat/layout.hpp kRuntime*), for `apshim status`.
+std::uint32_t runtime_bit(const char* adapter_name) noexcept {
+    std::string_view n(adapter_name);
+    return n == "oneTBB" ? gat::kRuntimeTbb : n == "libomp" ? gat::kRuntimeLibomp : n == "libgomp" ? gat::kRuntimeLibgomp : 0;
+}
+}  // namespace
+
 // Mutex held. Measure, estimate, publish, adjust usage, confine, trace.
 void Controller::cycle(std::uint64_t now) noexcept {
     Impl& s = *impl_;
@@ -268,7 +276,9 @@ void Controller::cycle(std::uint64_t now) noexcept {
     int desire = s.estimator->next_desire(in);
 
     // 3. Publish it; DP answers with the allotment, placement with the processors.
-    int a = s.table->update(s.slot, desire, p, s.cycle_ns, &s.procs);
+    std::uint32_t runtimes = 0;
+    for (int i = 0; i < n; ++i) runtimes |= runtime_bit(list[i]->name());
+    int a = s.table->update(s.slot, desire, p, s.cycle_ns, &s.procs, runtimes);
     if (a > 0) {
         s.allotment = a;
         s.failed_updates = 0;

@@ -15,12 +15,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <string>
 #include <algorithm>
+#include <cstring>
+#include <dirent.h>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "gat/dp.hpp"
 #include "gat/table.hpp"
 #include "shim/options.hpp"
 
@@ -144,13 +146,88 @@ std::string text_name(const std::string& s) {
     return out;
 }
 
+// What `status` says about each job beyond its row: the runtimes the shim attached to, the table
+// processors it runs on, its threads running now (from /proc), and why it has its allotment.
+struct JobView {
+    std::string runtimes;        // "tbb,libomp" or "none"
+    std::vector<int> procs;      // table processor indices
+    int threads_running = -1;    // state R in /proc/<pid>/task, -1 if unreadable
+    const char* limited_by = ""; // "desire" (it wants no more) or "share" (DP's fair share)
+};
+
+int threads_running(int pid) {
+    char dir[64];
+    std::snprintf(dir, sizeof dir, "/proc/%d/task", pid);
+    DIR* d = opendir(dir);
+    if (!d) return -1;
+    int running = 0;
+    while (dirent* e = readdir(d)) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char path[384], buf[256];
+        std::snprintf(path, sizeof path, "%s/%s/stat", dir, e->d_name);
+        FILE* f = std::fopen(path, "re");
+        if (!f) continue;
+        std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+        std::fclose(f);
+        buf[n] = '\0';
+        const char* paren = std::strrchr(buf, ')');
+        if (paren && paren[1] == ' ' && paren[2] == 'R') ++running;
+    }
+    closedir(d);
+    return running;
+}
+
+JobView view_of(const apshim::gat::JobRow& j) {
+    JobView v;
+    for (auto [bit, name] : {std::pair{apshim::gat::kRuntimeTbb, "tbb"}, std::pair{apshim::gat::kRuntimeLibomp, "libomp"},
+                             std::pair{apshim::gat::kRuntimeLibgomp, "libgomp"}})
+        if (j.runtimes & bit) v.runtimes += (v.runtimes.empty() ? "" : ",") + std::string(name);
+    if (v.runtimes.empty()) v.runtimes = "none";
+    for (int i = 0; i < apshim::gat::kMaxProcessors; ++i)
+        if (j.procs[i]) v.procs.push_back(i);
+    v.threads_running = threads_running(static_cast<int>(j.pid));
+    v.limited_by = j.allotment >= j.desire ? "desire" : "share";
+    return v;
+}
+
+double fair_share(const Snapshot& s) {
+    std::vector<apshim::gat::DpJob> jobs;
+    for (const auto& j : s.jobs) jobs.push_back({j.desire, j.allotment, 0});
+    return jobs.empty() ? s.processors : apshim::gat::dp_fair_share(jobs, s.processors);
+}
+
+// "0-3,8" for table processors {0, 1, 2, 3, 8}.
+std::string ranges(const std::vector<int>& v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size();) {
+        std::size_t k = i;
+        while (k + 1 < v.size() && v[k + 1] == v[k] + 1) ++k;
+        out += (out.empty() ? "" : ",") + std::to_string(v[i]) + (k > i ? "-" + std::to_string(v[k]) : "");
+        i = k + 1;
+    }
+    return out.empty() ? "-" : out;
+}
+
 void print_json(const Snapshot& s) {
-    std::printf("{\"P\": %d, \"est_cycle_ms\": %g, \"jobs\": [", s.processors, s.est_cycle_ms);
+    double share = fair_share(s);
+    std::printf("{\"P\": %d, \"est_cycle_ms\": %g, \"fair_share\": %s, \"jobs\": [", s.processors, s.est_cycle_ms,
+                std::isfinite(share) ? std::to_string(share).c_str() : "null");
     for (std::size_t i = 0; i < s.jobs.size(); ++i) {
         const auto& j = s.jobs[i];
-        std::printf("%s{\"pid\": %d, \"name\": %s, \"desire\": %d, \"allotment\": %d, \"usage\": %d, \"eta\": %g}",
+        JobView v = view_of(j);
+        std::string procs, runtimes;
+        for (int p : v.procs) procs += (procs.empty() ? "" : ", ") + std::to_string(p);
+        for (std::size_t a = 0, b; a <= v.runtimes.size(); a = b + 1) {
+            b = v.runtimes.find(',', a);
+            if (b == std::string::npos) b = v.runtimes.size();
+            if (v.runtimes.compare(a, b - a, "none") != 0)
+                runtimes += (runtimes.empty() ? "\"" : ", \"") + v.runtimes.substr(a, b - a) + "\"";
+        }
+        std::printf("%s{\"pid\": %d, \"name\": %s, \"desire\": %d, \"allotment\": %d, \"usage\": %d, \"eta\": %g, "
+                    "\"runtimes\": [%s], \"processors\": [%s], \"threads_running\": %d, \"limited_by\": \"%s\"}",
                     i ? ", " : "", static_cast<int>(j.pid), json_string(j.name).c_str(), j.desire, j.allotment,
-                    j.usage, std::round(j.eta * 1000) / 1000);
+                    j.usage, std::round(j.eta * 1000) / 1000, runtimes.c_str(), procs.c_str(), v.threads_running,
+                    v.limited_by);
     }
     std::printf("]}\n");
 }
@@ -158,12 +235,20 @@ void print_json(const Snapshot& s) {
 void print_table(const Snapshot& s, const std::string& path) {
     int total = 0;
     for (const auto& j : s.jobs) total += j.allotment;
-    std::printf("table %s  P=%d  est_cycle=%g ms  jobs=%zu  allotted=%d  updates=%llu\n", path.c_str(), s.processors,
-                s.est_cycle_ms, s.jobs.size(), total, static_cast<unsigned long long>(s.updates));
-    std::printf("%8s  %-16s %7s %9s %6s %5s %10s\n", "PID", "NAME", "DESIRE", "ALLOTMENT", "USAGE", "ETA", "HEARTBEAT");
-    for (const auto& j : s.jobs)
-        std::printf("%8d  %-16s %7d %9d %6d %5.2f %8.0fms\n", static_cast<int>(j.pid), text_name(j.name).c_str(), j.desire,
-                    j.allotment, j.usage, j.eta, j.heartbeat_age_ns / 1e6);
+    double share = fair_share(s);
+    char share_text[32] = "-";
+    if (std::isfinite(share)) std::snprintf(share_text, sizeof share_text, "%.2f", share);
+    std::printf("table %s  P=%d  est_cycle=%g ms  jobs=%zu  allotted=%d  fair share=%s  updates=%llu\n", path.c_str(),
+                s.processors, s.est_cycle_ms, s.jobs.size(), total, share_text, static_cast<unsigned long long>(s.updates));
+    std::printf("%8s  %-16s %7s %9s %-8s %6s %5s %10s  %-14s %-10s %s\n", "PID", "NAME", "DESIRE", "ALLOTMENT", "LIMIT",
+                "USAGE", "ETA", "HEARTBEAT", "RUNTIMES", "RUNNING", "PROCESSORS");
+    for (const auto& j : s.jobs) {
+        JobView v = view_of(j);
+        std::printf("%8d  %-16s %7d %9d %-8s %6d %5.2f %8.0fms  %-14s %-10s %s\n", static_cast<int>(j.pid),
+                    text_name(j.name).c_str(), j.desire, j.allotment, v.limited_by, j.usage, j.eta, j.heartbeat_age_ns / 1e6,
+                    v.runtimes.c_str(), v.threads_running >= 0 ? std::to_string(v.threads_running).c_str() : "-",
+                    ranges(v.procs).c_str());
+    }
 }
 
 int cmd_status(int argc, char** argv) {
