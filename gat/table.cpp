@@ -227,6 +227,7 @@ bool Table::lock(std::uint64_t timeout_ns, bool* recovered) {
     if (rc == EOWNERDEAD) {
         // The holder died mid-update: rows may be half-written. Make them consistent again
         // (dead rows out, DP repaired) before anyone else sees them.
+        refresh_processors();
         reclaim_dead(true, monotonic_ns());
         run_dp(-1, 0, true);
         pthread_mutex_consistent(m);
@@ -245,7 +246,26 @@ bool Table::lock(std::uint64_t timeout_ns, bool* recovered) {
                         path_.c_str());
         return false;
     }
+    if (rc == 0) refresh_processors();
     return rc == 0;
+}
+
+// P as the header has it now (another job may have followed a quota change: set_processors).
+void Table::refresh_processors() {
+    int p = map_->header.processors;
+    if (p >= 1 && p <= kMaxProcessors) P_ = p;
+}
+
+bool Table::set_processors(int P, std::uint64_t timeout_ns) {
+    if (!lock(timeout_ns)) return false;
+    P = std::clamp(P, 1, kMaxProcessors);
+    if (P != P_) {
+        map_->header.processors = P;
+        P_ = P;
+        run_dp(-1, 0, false);  // dp_repair: every property for the new P (allotments clamped, shares redone)
+    }
+    unlock();
+    return true;
 }
 
 void Table::unlock() { pthread_mutex_unlock(&map_->header.lock); }

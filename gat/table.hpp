@@ -74,6 +74,10 @@ public:
                std::uint32_t runtimes = 0);
     // Removes the job's row and hands its processors to the others.
     void leave(int slot);
+    // Changes the table's P (a container's CPU quota changed in place): DP re-balances for the new
+    // P at once, and every job sharing the table follows at its next update (each lock re-reads
+    // P). False when the lock was not free within timeout_ns.
+    bool set_processors(int P, std::uint64_t timeout_ns);
     // Reclaims rows of dead processes now; returns how many.
     int gc();
     Snapshot snapshot();
@@ -92,6 +96,7 @@ private:
     int reclaim_dead(bool full_scan, std::uint64_t now);
     void run_dp(int changed_slot, int old_desire, bool departures);
     int find_row(pid_t pid, std::uint64_t start_time) const;
+    void refresh_processors();
 
     Layout* map_ = nullptr;
     int fd_ = -1;

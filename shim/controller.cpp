@@ -31,7 +31,15 @@ struct Controller::Impl {
     int failed_updates = 0;
     gat::ProcSet procs;  // the table processors the job runs on (confine.hpp)
     pid_t tid = 0;       // the controller thread's own: it is not confined
+    // The CPU quota of the job's cgroup as last read (default_processors()), re-read once a
+    // second: a container resized in place (Kubernetes in-place resize) changes the table's P
+    // for the jobs in it. 0 when P did not come from the quota (APSHIM_P, or set by code).
+    int quota_P = 0;
+    std::uint64_t next_quota_check = 0;
 };
+
+// How often the CPU quota is re-read.
+constexpr std::uint64_t kQuotaCheckNs = 1000000000ull;
 
 // Consecutive failed table updates before the controller says so (about 1 s at 5 ms).
 constexpr int kUpdateFailuresToReport = 200;
@@ -156,6 +164,8 @@ bool Controller::open_table() noexcept {
     s.P = s.table->processors();
     s.cycle_ns = static_cast<std::uint64_t>(s.table->est_cycle_ms() * 1e6);
     table_P_.store(s.P, std::memory_order_release);
+    // Follow the quota only where P came from it (an embedding program may set its own P).
+    if (!opts_.P_from_env && opts_.P == default_processors()) s.quota_P = opts_.P;
     table_cycle_ns_.store(s.cycle_ns, std::memory_order_release);
     if (opts_.P_from_env && s.P != opts_.P)
         log(LogLevel::info, "APSHIM_P=%d ignored: the table %s was created with P=%d", opts_.P, s.table->path().c_str(), s.P);
@@ -241,6 +251,19 @@ std::uint32_t runtime_bit(const char* adapter_name) noexcept {
 }
 }  // namespace
 
+// Once a second: when the job's CPU quota changed and the table's P is the old quota (the table
+// was sized by the same container), the table's P becomes the new quota for every job in it.
+void Controller::follow_quota(std::uint64_t now) noexcept {
+    Impl& s = *impl_;
+    if (s.quota_P == 0 || now < s.next_quota_check) return;
+    s.next_quota_check = now + kQuotaCheckNs;
+    int q = default_processors();
+    if (q == s.quota_P) return;
+    if (s.table->processors() == s.quota_P && s.table->set_processors(q, s.cycle_ns))
+        log(LogLevel::info, "the CPU quota changed: the table's P goes from %d to %d", s.quota_P, q);
+    s.quota_P = q;
+}
+
 // Mutex held. Measure, estimate, publish, adjust usage, confine, trace.
 void Controller::cycle(std::uint64_t now) noexcept {
     Impl& s = *impl_;
@@ -276,9 +299,14 @@ void Controller::cycle(std::uint64_t now) noexcept {
     int desire = s.estimator->next_desire(in);
 
     // 3. Publish it; DP answers with the allotment, placement with the processors.
+    follow_quota(now);
     std::uint32_t runtimes = 0;
     for (int i = 0; i < n; ++i) runtimes |= runtime_bit(list[i]->name());
     int a = s.table->update(s.slot, desire, p, s.cycle_ns, &s.procs, runtimes);
+    if (s.table->processors() != s.P) {  // a job of this table followed a quota change
+        s.P = s.table->processors();
+        table_P_.store(s.P, std::memory_order_release);
+    }
     if (a > 0) {
         s.allotment = a;
         s.failed_updates = 0;

@@ -56,6 +56,7 @@ private:
     void first_allotment() noexcept;
     void cycle_loop(std::unique_lock<std::mutex>& g) noexcept;
     void cycle(std::uint64_t now) noexcept;
+    void follow_quota(std::uint64_t now) noexcept;
 
     Options opts_;
     std::atomic<Adapter*> adapters_[kMaxAdapters] = {};

@@ -224,10 +224,11 @@ void print_json(const Snapshot& s) {
                 runtimes += (runtimes.empty() ? "\"" : ", \"") + v.runtimes.substr(a, b - a) + "\"";
         }
         std::printf("%s{\"pid\": %d, \"name\": %s, \"desire\": %d, \"allotment\": %d, \"usage\": %d, \"eta\": %g, "
-                    "\"runtimes\": [%s], \"processors\": [%s], \"threads_running\": %d, \"limited_by\": \"%s\"}",
+                    "\"runtimes\": [%s], \"processors\": [%s], \"threads_running\": %d, \"limited_by\": \"%s\", "
+                    "\"heartbeat_ms\": %.1f}",
                     i ? ", " : "", static_cast<int>(j.pid), json_string(j.name).c_str(), j.desire, j.allotment,
                     j.usage, std::round(j.eta * 1000) / 1000, runtimes.c_str(), procs.c_str(), v.threads_running,
-                    v.limited_by);
+                    v.limited_by, j.heartbeat_age_ns / 1e6);
     }
     std::printf("]}\n");
 }

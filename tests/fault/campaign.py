@@ -25,6 +25,7 @@ Exit status 0 iff there were no invariant violations, no wrong answers and no ha
 """
 import argparse
 import ctypes
+import json
 import os
 import random
 import re
@@ -141,23 +142,17 @@ def forget_libomp_registration(pid):
 
 
 def status_with_heartbeats(shim, env):
-    """`apshim status` (the text form: it has each row's heartbeat age) as
+    """`apshim status --json` (it has each row's heartbeat age) as
     {"P": P, "jobs": [{"pid", "desire", "allotment", "updated"}]}, where "updated" is a
     time.monotonic() no later than the row's last update; None when there is no table."""
     before = time.monotonic()
-    r = subprocess.run([shim.cli, "status"], env=env, capture_output=True, text=True, timeout=10)
+    r = subprocess.run([shim.cli, "status", "--json"], env=env, capture_output=True, text=True, timeout=10)
     if r.returncode != 0:
         return None
-    lines = r.stdout.splitlines()
-    P = int(re.search(r"\bP=(\d+)", lines[0]).group(1))
-    jobs = []
-    for line in lines[2:]:
-        f = line.split()
-        # PID NAME... DESIRE ALLOTMENT USAGE ETA HEARTBEAT (a name may hold spaces)
-        age_ms = float(f[-1].removesuffix("ms"))
-        jobs.append({"pid": int(f[0]), "desire": int(f[-5]), "allotment": int(f[-4]),
-                     "updated": before - (age_ms + 1) / 1000})
-    return {"P": P, "jobs": jobs}
+    s = json.loads(r.stdout)
+    jobs = [{"pid": j["pid"], "desire": j["desire"], "allotment": j["allotment"],
+             "updated": before - (j["heartbeat_ms"] + 1) / 1000} for j in s["jobs"]]
+    return {"P": s["P"], "jobs": jobs}
 
 
 def children_of_self():

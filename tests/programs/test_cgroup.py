@@ -1,7 +1,9 @@
 """The processor count a job creates the table with (default_processors) follows the CPU quota of
 the job's own cgroup and its ancestors, cgroup v1 or v2: this test makes a cgroup with a quota of
 half a CPU and a child cgroup without a quota of its own, starts a stand-in job (gat_job, which
-creates the table with APSHIM_P's default) in the child and expects the table's P to be 1. It needs root (or a delegated cgroup) and more than one CPU; where the machine does not
+creates the table with APSHIM_P's default) in the child and expects the table's P to be 1; then a
+real preloaded job runs there and the quota is lifted while it runs: the table's P must follow
+(a container resized in place). It needs root (or a delegated cgroup) and more than one CPU; where the machine does not
 allow it, it prints a SKIP line saying why and passes. The parsing itself is unit-tested on fake
 trees (tests/unit/test_options.cpp)."""
 import json
@@ -9,7 +11,7 @@ import os
 import subprocess
 import sys
 
-from apshim_test import Check, Shim
+from apshim_test import Check, Shim, job_of, wait_for
 
 build = sys.argv[1]
 shim = Shim(build)
@@ -109,6 +111,28 @@ try:
     check.expect(P == 1, f"{kind}: a job in a child cgroup of one with a quota of 0.5 CPU makes P = 1 (got {P}; {cpus} CPUs)")
     P = created_P(shim.env(preload=False, gat=shim.path("out")))
     check.expect(P == min(cpus, 4096), f"outside that cgroup, P = the {cpus} CPUs of the affinity mask (got {P})")
+
+    # Resized in place (Kubernetes in-place resize): a running job follows the new quota.
+    env = shim.env(gat=shim.path("resize"))
+    prog = os.path.join(build, "tests", "omp", "omp_work_gcc")
+    job = subprocess.Popen(["sh", "-c", 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"', "sh", inner,
+                            prog, "imbalanced", "100000", "64"], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def table_P():
+            s = shim.status(env)
+            return s["P"] if s and job_of(s, job.pid) else None
+        wait_for(lambda: table_P() is not None, 10)
+        check.expect(table_P() == 1, f"a running job's table starts at the quota: P = 1 (got {table_P()})")
+        if kind == "v1":
+            write(os.path.join(outer, "cpu.cfs_quota_us"), "-1")
+        else:
+            write(os.path.join(outer, "cpu.max"), "max 100000")
+        wait_for(lambda: table_P() == cpus, 10)
+        check.expect(table_P() == cpus, f"quota lifted while it runs: the table's P follows to {cpus} (got {table_P()})")
+    finally:
+        job.kill()
+        job.wait()
 finally:
     for d in (inner, outer):
         try:

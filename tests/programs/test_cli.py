@@ -39,7 +39,7 @@ try:
     check.expect(set(s.keys()) == {"P", "est_cycle_ms", "fair_share", "jobs"} and s["P"] == 8 and s["est_cycle_ms"] == 5,
                  "status JSON has P, est_cycle_ms, fair_share, jobs")
     keys = {"pid": int, "name": str, "desire": int, "allotment": int, "usage": int, "eta": float, "runtimes": list,
-            "processors": list, "threads_running": int, "limited_by": str}
+            "processors": list, "threads_running": int, "limited_by": str, "heartbeat_ms": float}
     check.expect(all(set(j.keys()) == set(keys) and all(isinstance(j[k], t) for k, t in keys.items()) for j in s["jobs"]),
                  "every job row has pid, name, desire, allotment, usage, eta, runtimes, processors, threads_running, limited_by with the right types")
     check.expect(all(len(j["processors"]) == j["allotment"] and j["limited_by"] == ("desire" if j["allotment"] >= j["desire"] else "share")

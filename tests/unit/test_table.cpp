@@ -16,6 +16,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gat/dp.hpp"
@@ -525,4 +526,63 @@ TEST_CASE("every update places the job: its processors are its allotment, disjoi
     auto snap = t->snapshot();
     REQUIRE(snap.jobs.size() == 1);
     CHECK(snap.jobs[0].procs == mine);
+}
+
+TEST_CASE("a change of P (a resized container) reaches every job of the table at its next update", "[table][multiprocess]") {
+    std::string path = temp_dir() + "/gat";
+    auto a = open_ok(path, 4);
+    int go[2], done[2];
+    REQUIRE(pipe(go) == 0);
+    REQUIRE(pipe(done) == 0);
+    pid_t kid = fork();
+    REQUIRE(kid >= 0);
+    if (kid == 0) {  // job B: joins wanting 4, updates when told, reports its allotment and set
+        close(go[1]);  // else its own copy of the write end keeps the read below from seeing EOF
+        close(done[0]);
+        std::string err;
+        auto b = Table::open(path, CreateParams{4, 5000}, err);
+        if (!b) _exit(1);
+        int sb = b->join(4, 0.5, err);
+        if (sb < 0) _exit(2);
+        char c;
+        while (read(go[0], &c, 1) == 1) {
+            gat::ProcSet procs;
+            int allot = b->update(sb, 4, 2, 1000000000ull, &procs);
+            int inside = 1;
+            for (int i = b->processors(); i < gat::kMaxProcessors; ++i) inside &= !procs[i];
+            char out[3] = {static_cast<char>(allot), static_cast<char>(procs.count()), static_cast<char>(inside)};
+            if (write(done[1], out, 3) != 3) _exit(3);
+        }
+        _exit(0);
+    }
+    close(go[0]);
+    close(done[1]);
+    auto b_update = [&] {
+        char c = 'u', out[3] = {};
+        REQUIRE(write(go[1], &c, 1) == 1);
+        REQUIRE(read(done[0], out, 3) == 3);
+        return std::tuple<int, int, int>{out[0], out[1], out[2]};
+    };
+    std::string err;
+    int sa = a->join(4, 0.5, err);
+    REQUIRE(sa >= 0);
+    b_update();
+    CHECK(a->update(sa, 4, 2, 1000000000ull) == 2);
+    CHECK(std::get<0>(b_update()) == 2);
+    REQUIRE(a->set_processors(2, 1000000000ull));
+    CHECK(a->processors() == 2);
+    auto [allot, count, inside] = b_update();  // B learns P = 2 on its update
+    CHECK(allot == 1);
+    CHECK(count == 1);
+    CHECK(inside == 1);
+    auto s = a->snapshot();
+    CHECK(s.processors == 2);
+    check_invariants(s);
+    REQUIRE(a->set_processors(4, 1000000000ull));  // and back up: DP hands the new ones out
+    b_update();
+    CHECK(a->update(sa, 4, 2, 1000000000ull) == 2);
+    CHECK(std::get<0>(b_update()) == 2);
+    close(go[1]);
+    reap_ok(kid);
+    close(done[0]);
 }
