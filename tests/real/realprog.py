@@ -73,7 +73,8 @@ class RealProgram:
 
     def run(self, tag, env, timeout):
         m = run_measured(self.make_argv(tag), env, timeout, cwd=self.cwd_of(tag))
-        print(f"[{tag}] {m.describe()}; threads {len(m.threads)}", flush=True)
+        masks = ", ".join(f"{k}: {v}" for k, v in sorted(m.masks.items(), key=lambda kv: -kv[1]))
+        print(f"[{tag}] {m.describe()}; threads {len(m.threads)}; CPU masks (thread-samples) {masks}", flush=True)
         if m.timed_out:
             print(f"[{tag}] hung: killed after {timeout:.0f} s; backtraces:\n{m.backtrace}", flush=True)
         elif m.returncode != 0:

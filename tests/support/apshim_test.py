@@ -151,6 +151,25 @@ def thread_cpu_seconds(pid):
     return out
 
 
+def thread_cpu_masks(pid):
+    """{tid: Cpus_allowed_list} (e.g. "0-1") for the live threads of pid, from /proc/PID/task/*/status."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith("Cpus_allowed_list:"):
+                        out[int(tid)] = line.split(":", 1)[1].strip()
+                        break
+        except OSError:
+            pass
+    return out
+
+
 def backtraces(pid, timeout=20, max_lines=200):
     """`gdb -batch -p PID -ex 'thread apply all bt'` output (the first max_lines lines), or a
     line saying why there is none; for reporting hangs."""
@@ -173,7 +192,8 @@ class Measured:
     killed), stdout, stderr, timed_out, wall_s, cpu_s (CPU seconds between the first and the last
     /proc sample), samples [(seconds since start, its CPU seconds, the machine's idle CPU seconds)],
     threads ({tid: (comm, CPU seconds)}
-    of every thread seen, at its last sample), backtrace (gdb's, when it timed out)."""
+    of every thread seen, at its last sample), masks ({Cpus_allowed_list: thread-samples} over
+    all samples), backtrace (gdb's, when it timed out)."""
 
     def __init__(self):
         self.returncode = None
@@ -182,6 +202,7 @@ class Measured:
         self.wall_s = 0.0
         self.samples = []
         self.threads = {}
+        self.masks = {}
         self.backtrace = None
 
     @property
@@ -240,6 +261,8 @@ def run_measured(argv, env, timeout, interval=0.05, cwd=None, stdin=subprocess.D
                     m.samples.append((now, cpu, idle_cpu_seconds()))
                     for tid, (name, secs) in thread_cpu_seconds(p.pid).items():
                         m.threads[tid] = (name, max(secs, m.threads.get(tid, (name, 0.0))[1]))
+                    for mask in thread_cpu_masks(p.pid).values():
+                        m.masks[mask] = m.masks.get(mask, 0) + 1
                 # Exited? Ask without reaping: the zombie keeps the group's id ours until killpg below.
                 if os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
                     break
