@@ -49,7 +49,9 @@ def prepare(folder, quick):
                 return
     except OSError:
         pass
-    os.makedirs(folder, exist_ok=True)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    if os.stat(folder).st_uid != os.getuid():
+        sys.exit(f"real_job.py: {folder} belongs to another user")
     inputs.write_ppm(os.path.join(folder, "in.ppm"), *GM_SIZE[quick])
     inputs.write_fastq(os.path.join(folder, "reads"), READS[quick])
     with open(stamp, "w") as f:

@@ -20,6 +20,7 @@ from the `one-worker` runs, T∞ = T1 * S/W and the greedy bound is T1/P̄ + T�
 """
 import os
 import subprocess
+import tempfile
 
 
 class Job:
@@ -290,14 +291,16 @@ REAL_NOTE = ("Unmodified Debian programs through bench/real_job.py (its output h
              "removal (oneTBB). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
              "`-n <CPUs>`, since its default is one thread), so the pair oversubscribes. `static`: each job limited "
              "to P/2 through its own knob, OMP_NUM_THREADS=P/2 for gm and OpenBLAS and `flexbar -n P/2` (no "
-             "taskset: the threads may still run on any CPU). `apshim`: plain LD_PRELOAD, OpenBLAS's libgomp "
-             "loaded RTLD_LOCAL by python.")
+             "taskset: the threads may still run on any CPU). `backoff-1ms`: the shim's own spin-wait setting "
+             "(GOMP_SPINCOUNT=10000) without it, to tell its allotment from its shorter spinning. `apshim`: plain "
+             "LD_PRELOAD, OpenBLAS's libgomp loaded RTLD_LOCAL by python.")
 
 
 def real_pair(build, P, quick=False, first="gm", second="numpy"):
     """Two real programs co-running (the second arrives 0.5 s later): native oversubscription vs a
     static split through the programs' own thread knobs vs apshim."""
-    folder = os.path.join(build, "bench", "real-inputs" + ("-quick" if quick else ""))
+    # Inputs outside the build (which may be someone else's read-only snapshot), cached per user.
+    folder = os.path.join(tempfile.gettempdir(), f"apshim-real-inputs-{os.getuid()}" + ("-quick" if quick else ""))
     names = [first, second] if first != second else [f"{first}_a", f"{second}_b"]
     jobs = [Job(names[0], [REAL_JOB, first, folder], 0.0),
             Job(names[1], [REAL_JOB, second, folder], 0.2 if quick else 0.5)]
@@ -308,7 +311,8 @@ def real_pair(build, P, quick=False, first="gm", second="numpy"):
             raise SystemExit(f"real_job.py prepare {folder} failed")
     name = f"real_{first}_{second}"
     return Scenario(name, f"Real programs co-running: {first} and {second} (arriving later).", jobs,
-                    ["native", "static", "apshim"], 2 if quick else 5, P, notes=REAL_NOTE, prepare=prepare)
+                    ["native", "static", "backoff-1ms", "apshim"], 2 if quick else 5, P, notes=REAL_NOTE,
+                    prepare=prepare)
 
 
 ALL = {
