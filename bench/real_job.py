@@ -27,7 +27,7 @@ REAL_TESTS = os.path.join(HERE, "..", "tests", "real")
 sys.path.insert(0, REAL_TESTS)
 
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
-NUMPY_ARGS = {False: ["2000", "6", "1500000"], True: ["1200", "4", "600000"]}
+NUMPY_ARGS = {False: ["2800", "6", "4000000"], True: ["1200", "4", "600000"]}
 GM_SIZE = {False: (1600, 1200), True: (800, 600)}
 READS = {False: 50000, True: 15000}
 GM_OPS = ["-blur", "0x24"] * 3

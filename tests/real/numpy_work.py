@@ -14,29 +14,25 @@ import time
 
 import numpy as np
 
-n = int(sys.argv[1]) if len(sys.argv) > 1 else 1600
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 2800
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 6
-serial_iterations = int(sys.argv[3]) if len(sys.argv) > 3 else 1_500_000
+serial_iterations = int(sys.argv[3]) if len(sys.argv) > 3 else 4_000_000
 
 start = time.monotonic()
 rng = np.random.default_rng(20261123)
 a = rng.integers(0, 8, size=(n, n)).astype(np.float64)
 b = rng.integers(0, 8, size=(n, n)).astype(np.float64)
+a32, b32 = a.astype(np.float32), b.astype(np.float32)
+products = [lambda: a @ b, lambda: a @ b.T, lambda: a32 @ b32,   # dgemm NN, NT; sgemm (sums < 2^24)
+            lambda: b.T @ a, lambda: b @ a, lambda: b32 @ a32.T]
 digest = hashlib.sha256()
 serial = 0
 for r in range(rounds):
-    if r % 3 == 0:
-        c = a @ b                                            # dgemm NN
-    elif r % 3 == 1:
-        c = a @ b.T                                          # dgemm NT
-    else:
-        c = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float64)  # sgemm: sums < 2^24
-    digest.update(c.tobytes())
+    c = products[r % len(products)]()
+    digest.update(memoryview(c))                             # C-contiguous result: no copy
     for i in range(serial_iterations):                       # serial phase: one thread, ~300 ms
         serial = (serial * 31 + i) % 1_000_003
-    print(f"round {r} sum={int(c.sum())} trace={int(np.trace(c))} serial={serial}", flush=True)
-    a = c % 7
-    b = (b + r + 1) % 8
+    print(f"round {r} {c.dtype} sum={int(c.sum(dtype=np.float64))} trace={int(np.trace(c))} serial={serial}", flush=True)
 with open("/proc/self/maps") as f:
     libs = sorted({line.split()[-1] for line in f if "blas" in line or "gomp" in line or "omp.so" in line})
 print("libraries: " + " ".join(libs), file=sys.stderr)
