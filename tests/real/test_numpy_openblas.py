@@ -21,7 +21,8 @@ def output_of(tag, m):
 t = RealProgram("real.numpy_openblas", build_dir(), lambda tag: [PYTHON, WORK] + ARGS, output_of,
                 env={"LD_LIBRARY_PATH": OPENBLAS_OPENMP + (":" + os.environ["LD_LIBRARY_PATH"]
                                                             if os.environ.get("LD_LIBRARY_PATH") else "")})
-require(t.check, PYTHON, os.path.join(OPENBLAS_OPENMP, "libopenblas.so.0"))
+require(t.check, PYTHON, os.path.join(OPENBLAS_OPENMP, "libopenblas.so.0"),
+        "/usr/lib/python3/dist-packages/numpy/__init__.py")
 m = t.native()
 t.check.expect("openblas-openmp" in m.stderr and "libgomp" in m.stderr,
                "the OpenMP build of OpenBLAS and libgomp are the ones loaded (" + m.stderr.strip()[-200:] + ")")
