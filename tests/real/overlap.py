@@ -13,6 +13,7 @@ thread's on-CPU interval. Prints the run's /proc numbers and the overlap. Result
 """
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -95,6 +96,7 @@ def main():
             co.kill()
             co.wait()
     by_pid = on_cpu_intervals(data, comm)
+    shutil.rmtree(shim.tmp, ignore_errors=True)  # perf.data and the inputs: tens of MB
     if not by_pid:
         sys.exit("perf recorded no thread of the program")
     pid = max(by_pid, key=lambda p: sum(e - s for s, e, _, _ in by_pid[p]))  # the program, not gat_job or perf

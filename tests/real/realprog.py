@@ -56,7 +56,7 @@ def trace_rows(pattern):
 
 
 class RealProgram:
-    """make_argv(tag) -> argv for one run (outputs named after tag, in a directory of its own);
+    """make_argv(tag) -> argv for one run (its outputs named after tag, in the test's directory);
     output_of(tag, measured) -> what must be identical to the native run's; env: extra
     environment for every run (e.g. LD_LIBRARY_PATH); cwd_of(tag) -> working directory."""
 
@@ -152,7 +152,12 @@ class RealProgram:
         return m
 
     def done(self):
-        """Exits: 1 if a check failed, else SKIP if the throttled check could not judge, else 0."""
+        """Exits: 1 if a check failed (the test's directory, with inputs, outputs and traces, is
+        kept), else SKIP if the throttled check could not judge, else 0."""
+        if not self.check.failures:
+            shutil.rmtree(self.shim.tmp, ignore_errors=True)  # tens of MB of images and reads
+        else:
+            print(f"inputs, outputs and traces kept in {self.shim.tmp}", flush=True)
         if self.inconclusive and not self.check.failures:
             print(f"{self.check.name}: every other check passed; the machine was too busy to judge throttling: "
                   "skipped", flush=True)
