@@ -511,6 +511,9 @@ def main():
                              capture_output=True, text=True).stdout
     with open(os.path.join(out_dir, "machine.txt"), "w") as f:
         f.write(machine)
+    if sc.prepare:
+        print(f"{sc.name}: preparing inputs ...", file=sys.stderr, flush=True)
+        sc.prepare()
     if sc.calibrate:
         print(f"{sc.name}: calibrating T ...", file=sys.stderr, flush=True)
         calibrate(sc)

@@ -13,10 +13,14 @@ A scenario function takes (build, P, quick) and returns a Scenario. Options on a
                   `native` with --threads max(1, P/2) to measure T, then every job with
                   arrival_frac f arrives at f*T (Sen P1: C arrives at t = T/2)
   notes           text for summary.md, e.g. what P = 2 cannot show
+  prepare         a function bench/run.py calls once before the repetitions (the real_*
+                  scenarios write their programs' inputs with it)
 Job(span_fraction=S/W) gives the analytic critical path as a fraction of the work: with T1
 from the `one-worker` runs, T∞ = T1 * S/W and the greedy bound is T1/P̄ + T∞.
 """
 import os
+import subprocess
+import tempfile
 
 
 class Job:
@@ -31,11 +35,11 @@ class Job:
 
 class Scenario:
     def __init__(self, name, description, jobs, configs, reps, P, timeout_s=120, solo=False, analyses=(),
-                 trace_configs=None, calibrate=None, notes=""):
+                 trace_configs=None, calibrate=None, notes="", prepare=None):
         self.name, self.description, self.jobs = name, description, jobs
         self.configs, self.reps, self.P, self.timeout_s = configs, reps, P, timeout_s
         self.solo, self.analyses, self.trace_configs = solo, list(analyses), trace_configs
-        self.calibrate, self.notes = calibrate, notes
+        self.calibrate, self.notes, self.prepare = calibrate, notes, prepare
         self.calibrated_T = None
         self.P_override = False
         self.shim_lib = self.gat_path = self.trace_pattern = None
@@ -280,7 +284,41 @@ def haselsteiner(build, P, quick=False, runtime="omp_clang"):
                           "backoff knob (its scheduler backs off by itself).")
 
 
+REAL_JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "real_job.py")
+REAL_NOTE = ("Unmodified Debian programs through bench/real_job.py (its output hashed into the checksum): gm = "
+             "GraphicsMagick `convert -blur 0x24` x3 (OpenMP, libgomp), numpy = tests/real/numpy_work.py (exact "
+             "integer GEMMs on OpenMP OpenBLAS, ~300 ms pure-Python phases between them), flexbar = adapter "
+             "removal (oneTBB). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
+             "`-n <CPUs>`, since its default is one thread), so the pair oversubscribes. `static`: each job limited "
+             "to P/2 through its own knob, OMP_NUM_THREADS=P/2 for gm and OpenBLAS and `flexbar -n P/2` (no "
+             "taskset: the threads may still run on any CPU). `backoff-1ms`: the shim's own spin-wait setting "
+             "(GOMP_SPINCOUNT=10000) without it, to tell its allotment from its shorter spinning. `apshim`: plain "
+             "LD_PRELOAD, OpenBLAS's libgomp loaded RTLD_LOCAL by python.")
+
+
+def real_pair(build, P, quick=False, first="gm", second="numpy"):
+    """Two real programs co-running (the second arrives 0.5 s later): native oversubscription vs a
+    static split through the programs' own thread knobs vs apshim."""
+    # Inputs outside the build (which may be someone else's read-only snapshot), cached per user.
+    folder = os.path.join(tempfile.gettempdir(), f"apshim-real-inputs-{os.getuid()}" + ("-quick" if quick else ""))
+    names = [first, second] if first != second else [f"{first}_a", f"{second}_b"]
+    jobs = [Job(names[0], [REAL_JOB, first, folder], 0.0),
+            Job(names[1], [REAL_JOB, second, folder], 0.2 if quick else 0.5)]
+
+    def prepare():
+        r = subprocess.run([REAL_JOB, "prepare", folder] + (["--quick"] if quick else []))
+        if r.returncode != 0:
+            raise SystemExit(f"real_job.py prepare {folder} failed")
+    name = f"real_{first}_{second}"
+    return Scenario(name, f"Real programs co-running: {first} and {second} (arriving later).", jobs,
+                    ["native", "static", "backoff-1ms", "apshim"], 2 if quick else 5, P, notes=REAL_NOTE,
+                    prepare=prepare)
+
+
 ALL = {
+    "real_gm_numpy": real_pair,
+    "real_numpy_flexbar": lambda build, P, quick=False: real_pair(build, P, quick, "numpy", "flexbar"),
+    "real_gm_gm": lambda build, P, quick=False: real_pair(build, P, quick, "gm", "gm"),
     "loopy_inst": loopy_inst,
     "phases_pair": phases_pair,
     "tbb_pair": tbb_pair,

@@ -17,7 +17,9 @@ JOBS=${JOBS:-$(nproc)}
 #   not under TSan: tbb.no_leak* (they count every thread: TSan adds one)
 #   not under either: cost.* (instruction counts under valgrind, meaningless with a sanitizer),
 #     matrix.* (other runtime builds swapped in with LD_LIBRARY_PATH: a question about them, not
-#     about the shim's memory or thread safety, which the other tests cover)
+#     about the shim's memory or thread safety, which the other tests cover), label real
+#     (tests/real: python, gm, flexbar are hosts we did not build; LSan reports python's own leaks
+#     at exit, and their CPU-use checks and 3 more minutes each run belong to the full suite)
 #   not under ASan: omp.clang.plugin (its host links ASan, and LeakSanitizer's exit-time tracer
 #     dies of SIGSEGV in a process that dlopen()ed libomp: natively too, without the shim)
 SAN_EXCLUDE_address='^(cost\..*|matrix\..*|omp\.clang\.plugin|cli\.status_and_gc|shim\.clean_stack|tbb\.converge|tbb\.corun|tbb\.refinalize)$'
@@ -44,7 +46,7 @@ for san in address thread; do
   LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$SAN_LOGS/ubsan" \
   TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp die_after_fork=0 log_path=$SAN_LOGS/tsan" \
-    ctest --test-dir "build-$san" -LE unit -E "${!exclude_var}" -j "$JOBS" --output-on-failure
+    ctest --test-dir "build-$san" -LE '^(unit|real)$' -E "${!exclude_var}" -j "$JOBS" --output-on-failure
   if grep -l -E "ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:" "$SAN_LOGS"/* 2>/dev/null; then
     echo "sanitizer reports above (from processes the tests did not fail on):"
     grep -h -A30 -E "ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:" "$SAN_LOGS"/* | head -200

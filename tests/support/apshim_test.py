@@ -12,6 +12,8 @@ Shim.preload is then "<runtime> <shim>", the LD_PRELOAD every test should use (S
 import csv
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -104,6 +106,186 @@ def count_threads(pid, name_prefix=None):
     return len([n for n in names if name_prefix is None or n.startswith(name_prefix)])
 
 
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat_cpu_seconds(path):
+    """utime + stime in seconds from a /proc/.../stat file; None if it is gone."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # fields from 3 (state) on; comm may hold spaces
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # fields 14 and 15: utime, stime
+
+
+def proc_cpu_seconds(pid):
+    """CPU seconds (user + system) that all threads of process pid have used so far, from
+    /proc/PID/stat (also readable while it is a zombie); None once it has been reaped."""
+    return _stat_cpu_seconds(f"/proc/{pid}/stat")
+
+
+def idle_cpu_seconds():
+    """Seconds all CPUs of the machine have spent idle (idle + iowait) since boot, /proc/stat."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()  # cpu user nice system idle iowait ...
+    return (int(fields[4]) + int(fields[5])) / CLK_TCK
+
+
+def thread_cpu_seconds(pid):
+    """{tid: (comm, CPU seconds)} for the live threads of pid, from /proc/PID/task/*/stat."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        secs = _stat_cpu_seconds(f"/proc/{pid}/task/{tid}/stat")
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+        except OSError:
+            name = "?"
+        if secs is not None:
+            out[int(tid)] = (name, secs)
+    return out
+
+
+def thread_cpu_masks(pid):
+    """{tid: Cpus_allowed_list} (e.g. "0-1") for the live threads of pid, from /proc/PID/task/*/status."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith("Cpus_allowed_list:"):
+                        out[int(tid)] = line.split(":", 1)[1].strip()
+                        break
+        except OSError:
+            pass
+    return out
+
+
+def backtraces(pid, timeout=20, max_lines=200):
+    """`gdb -batch -p PID -ex 'thread apply all bt'` output (the first max_lines lines), or a
+    line saying why there is none; for reporting hangs."""
+    gdb = shutil.which("gdb")
+    if not gdb:
+        return "(no gdb installed: no backtraces)"
+    try:
+        r = subprocess.run([gdb, "-batch", "-nx", "-p", str(pid), "-ex", "thread apply all bt"],
+                           capture_output=True, text=True, errors="replace", timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return "(gdb timed out)"
+    lines = [l for l in r.stdout.splitlines() if l.startswith(("Thread ", "#"))]
+    more = f"\n... {len(lines) - max_lines} more lines" if len(lines) > max_lines else ""
+    return "\n".join(lines[:max_lines]) + more
+
+
+class Measured:
+    """What run_measured saw: returncode (negative: killed by that signal; None: timed out and
+    killed), stdout, stderr, timed_out, wall_s, cpu_s (CPU seconds between the first and the last
+    /proc sample), samples [(seconds since start, its CPU seconds, the machine's idle CPU seconds)],
+    threads ({tid: (comm, CPU seconds)}
+    of every thread seen, at its last sample), masks ({Cpus_allowed_list: thread-samples} over
+    all samples), backtrace (gdb's, when it timed out)."""
+
+    def __init__(self):
+        self.returncode = None
+        self.stdout = self.stderr = ""
+        self.timed_out = False
+        self.wall_s = 0.0
+        self.samples = []
+        self.threads = {}
+        self.masks = {}
+        self.backtrace = None
+
+    @property
+    def cpu_s(self):
+        return self.samples[-1][1] - self.samples[0][1] if len(self.samples) > 1 else 0.0
+
+    def _rate(self, column, start_s, end_s):
+        s = [x for x in self.samples if x[0] >= start_s and (end_s is None or x[0] <= end_s)]
+        if len(s) < 2 or s[-1][0] <= s[0][0]:
+            return 0.0
+        return (s[-1][column] - s[0][column]) / (s[-1][0] - s[0][0])
+
+    def cpus(self, start_s=0.0, end_s=None):
+        """Average CPUs the process used (its CPU seconds / wall seconds) between the samples
+        nearest to start_s and end_s (default: the last sample); 0 if there are fewer than two."""
+        return self._rate(1, start_s, end_s)
+
+    def idle_cpus(self, start_s=0.0, end_s=None):
+        """Average CPUs of the machine left idle over the same stretch. cpus() + idle_cpus() is
+        what the process could have used had it wanted more: when other load leaves it less than
+        it could use anyway, a low cpus() says nothing about throttling."""
+        return self._rate(2, start_s, end_s)
+
+    def peak_cpus(self, window_s=1.0):
+        """The highest average CPU use over any window_s-long stretch between samples."""
+        best, j = 0.0, 0
+        for i in range(len(self.samples)):
+            while self.samples[i][0] - self.samples[j][0] > window_s:
+                j += 1
+            t0, c0 = self.samples[j][:2]
+            t1, c1 = self.samples[i][:2]
+            if t1 - t0 >= window_s * 0.8:
+                best = max(best, (c1 - c0) / (t1 - t0))
+        return best
+
+    def describe(self):
+        rc = "timed out" if self.timed_out else f"rc {self.returncode}"
+        return (f"{rc}, {self.wall_s:.2f} s wall, {self.cpu_s:.2f} s CPU = {self.cpus():.2f} CPUs (peak over 1 s "
+                f"{self.peak_cpus():.2f}), machine idle {self.idle_cpus():.2f} CPUs meanwhile")
+
+
+def run_measured(argv, env, timeout, interval=0.05, cwd=None, stdin=subprocess.DEVNULL):
+    """Runs argv in a process group of its own, sampling its CPU time from /proc every
+    `interval` s; after `timeout` s takes gdb backtraces and SIGKILLs the whole group, so a hang
+    never outlives the call. stdout/stderr go to files (no pipe to fill). Returns a Measured."""
+    m = Measured()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.monotonic()
+        p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=stdin, stdout=out, stderr=err, text=True,
+                             start_new_session=True)
+        try:
+            while True:
+                now = time.monotonic() - start
+                cpu = proc_cpu_seconds(p.pid)  # a zombie still has its totals
+                if cpu is not None:
+                    m.samples.append((now, cpu, idle_cpu_seconds()))
+                    for tid, (name, secs) in thread_cpu_seconds(p.pid).items():
+                        m.threads[tid] = (name, max(secs, m.threads.get(tid, (name, 0.0))[1]))
+                    for mask in thread_cpu_masks(p.pid).values():
+                        m.masks[mask] = m.masks.get(mask, 0) + 1
+                # Exited? Ask without reaping: the zombie keeps the group's id ours until killpg below.
+                if os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                    break
+                if now > timeout:
+                    m.timed_out = True
+                    m.backtrace = backtraces(p.pid)
+                    break
+                time.sleep(interval)
+        finally:
+            try:  # the program if it timed out, and anything it left running in its group
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+        m.wall_s = time.monotonic() - start
+        m.returncode = None if m.timed_out else p.returncode
+        out.seek(0)
+        err.seek(0)
+        m.stdout, m.stderr = out.read(), err.read()
+    return m
+
+
 def wait_for(predicate, timeout, interval=0.02):
     """Polls predicate() until it returns a truthy value or timeout seconds pass; returns the value."""
     deadline = time.monotonic() + timeout
@@ -144,16 +326,6 @@ class Check:
         sys.exit(0)
 
 
-def cpu_seconds(pid):
-    """CPU seconds (user + system) used so far by all threads of pid, from /proc; None once gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def cpus_used(proc, skip_s=0.3, interval=0.05):
     """Waits for the Popen `proc` to exit and returns the processors it kept busy on average,
     measured from /proc (CPU seconds / wall seconds) from skip_s after now until its last sample
@@ -162,7 +334,7 @@ def cpus_used(proc, skip_s=0.3, interval=0.05):
     time.sleep(skip_s)
     samples = []
     while proc.poll() is None:
-        c = cpu_seconds(proc.pid)
+        c = proc_cpu_seconds(proc.pid)
         if c is not None:
             samples.append((time.monotonic(), c))
         time.sleep(interval)

@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""One unmodified Debian program as a bench job (bench/scenarios.py's real_* scenarios), in the
+workloads' convention: a trailing `--threads N` (bench/configs.py: static split, one-worker,
+apshim-cap) becomes the program's own knob, and the job prints one line
+`<name> ... checksum=<c> time_s=<t>` (checksum: SHA-256 prefix of the program's output).
+
+    real_job.py prepare DIR [--quick]           writes the inputs (deterministic) into DIR
+    real_job.py gm DIR [--threads N]            gm convert DIR/in.ppm -blur 0x24 x3 (OpenMP, libgomp)
+    real_job.py numpy DIR [--threads N]         tests/real/numpy_work.py on OpenMP OpenBLAS
+    real_job.py flexbar DIR [--threads N]       flexbar (oneTBB) adapter removal on DIR/reads.fastq
+
+Without --threads each program does what it does by default on this machine: gm and OpenBLAS
+start one OpenMP thread per CPU; flexbar (default one thread) gets `-n <CPUs>`, what a user
+would type. With --threads N: OMP_NUM_THREADS=N (gm, OpenBLAS), `flexbar -n N`. The inputs'
+sizes (written by `prepare`, --quick for smaller ones) decide the run times: about 2-5 s each
+alone natively on 2 idle cores (quick: about 1 s).
+"""
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REAL_TESTS = os.path.join(HERE, "..", "tests", "real")
+sys.path.insert(0, REAL_TESTS)
+
+OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+NUMPY_ARGS = {False: ["2800", "6", "4000000"], True: ["1200", "4", "600000"]}
+GM_SIZE = {False: (1600, 1200), True: (800, 600)}
+READS = {False: 50000, True: 15000}
+GM_OPS = ["-blur", "0x24"] * 3
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+def prepare(folder, quick):
+    """Inputs into folder, skipped when a stamp says they are there with the same sizes."""
+    import inputs
+    stamp = os.path.join(folder, "stamp")
+    want = f"v1 quick={quick} gm={GM_SIZE[quick]} reads={READS[quick]} numpy={NUMPY_ARGS[quick]}\n"
+    try:
+        with open(stamp) as f:
+            if f.read() == want:
+                return
+    except OSError:
+        pass
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    if os.stat(folder).st_uid != os.getuid():
+        sys.exit(f"real_job.py: {folder} belongs to another user")
+    inputs.write_ppm(os.path.join(folder, "in.ppm"), *GM_SIZE[quick])
+    inputs.write_fastq(os.path.join(folder, "reads"), READS[quick])
+    with open(stamp, "w") as f:
+        f.write(want)
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.exit(__doc__)
+    kind, folder, rest = argv[0], argv[1], argv[2:]
+    if kind == "prepare":
+        prepare(folder, "--quick" in rest)
+        return 0
+    threads = None
+    if len(rest) >= 2 and rest[-2] == "--threads":
+        threads, rest = int(rest[-1]), rest[:-2]
+    with open(os.path.join(folder, "stamp")) as f:
+        quick = "quick=True" in f.read()
+    env = dict(os.environ)
+    if threads is not None and kind in ("gm", "numpy"):
+        env["OMP_NUM_THREADS"] = str(threads)
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="apshim-real-") as tmp:
+        if kind == "gm":
+            out = os.path.join(tmp, "out.ppm")
+            r = subprocess.run(["/usr/bin/gm", "convert", os.path.join(folder, "in.ppm")] + GM_OPS + [out], env=env)
+            line = f"gm blur {GM_SIZE[quick][0]}x{GM_SIZE[quick][1]} checksum={sha(out) if r.returncode == 0 else 'none'}"
+        elif kind == "numpy":
+            env["LD_LIBRARY_PATH"] = OPENBLAS_OPENMP + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+            r = subprocess.run(["/usr/bin/python3", os.path.join(REAL_TESTS, "numpy_work.py")] + NUMPY_ARGS[quick], env=env,
+                               stdout=subprocess.PIPE, text=True)
+            last = (r.stdout.strip().splitlines() or [""])[-1]
+            line = last.split(" time_s=")[0] if "checksum=" in last else "numpy checksum=none"
+        elif kind == "flexbar":
+            n = threads if threads is not None else len(os.sched_getaffinity(0))
+            prefix = os.path.join(tmp, "out")
+            r = subprocess.run(["/usr/bin/flexbar", "-r", os.path.join(folder, "reads.fastq"), "-a",
+                                os.path.join(folder, "reads.fa"), "-n", str(n), "-t", prefix], env=env,
+                               stdout=subprocess.DEVNULL)
+            line = f"flexbar reads={READS[quick]} checksum={sha(prefix + '.fastq') if r.returncode == 0 else 'none'}"
+        else:
+            sys.exit(f"real_job.py: unknown program {kind!r}\n{__doc__}")
+    print(f"{line} time_s={time.monotonic() - start:.3f}", flush=True)
+    if r.returncode != 0:
+        why = f"killed by signal {-r.returncode}" if r.returncode < 0 else f"exit status {r.returncode}"
+        print(f"real_job.py: {kind} {why}", file=sys.stderr, flush=True)
+    return r.returncode if r.returncode >= 0 else 128 - r.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

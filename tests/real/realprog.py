@@ -1,0 +1,181 @@
+"""Shared driver of the tests in tests/real: one unmodified Debian program, run natively and
+under the shim in three modes, each run bounded and measured from /proc (apshim_test.run_measured).
+
+  native     no shim: the reference output, and proof the workload is parallel (two or more
+             threads each did at least 15% of the CPU work); its CPU use is printed
+  alone      the shim, no co-runner: same output, the shim attached (its APSHIM_TRACE has rows)
+  throttled  a stand-in co-runner (`gat_job 2 ...`) holds the table at APSHIM_P=2 first, so the
+             program's allotment is 1: same output, the table gave it 1 (trace), and the
+             process's CPU seconds (utime + stime, /proc/PID/stat) over its wall time stay
+             <= THROTTLED_MAX_CPUS. Only meaningful when the program could have used more: if
+             its CPU use plus the machine's idle CPUs (/proc/stat) over the run stay below
+             MIN_CAPACITY (other load), that check is inconclusive and the test exits SKIP (77)
+             unless another check failed
+  P8         the shim with APSHIM_P=8 on fewer cores: same output, no crash
+
+A run that outlives its time-out gets gdb backtraces (when gdb is installed) printed, then its
+whole process group is SIGKILLed: no test leaves processes behind.
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+from apshim_test import Check, Shim, read_trace, run_measured, wait_for
+
+THROTTLED_MAX_CPUS = 1.15
+# The throttled check has teeth only when the program could have used more than one CPU: its CPU
+# use plus the machine's idle CPUs over the run must reach this much, or the test is skipped.
+MIN_CAPACITY = 1.5
+SKIP = 77  # ctest SKIP_RETURN_CODE
+NATIVE_TIMEOUT_S = 60
+
+
+def require(check, *programs):
+    """Fails the test at once (with what to install) when a program or file is missing."""
+    missing = [p for p in programs if not (os.path.exists(p) or shutil.which(p))]
+    if missing:
+        print(f"missing {missing}: install the packages of scripts/install-deps.sh", flush=True)
+        check.expect(False, f"{', '.join(missing)} installed")
+        check.done()
+
+
+def tail(text, lines=15):
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def trace_rows(pattern):
+    rows = []
+    for path in glob.glob(pattern.replace("%p", "*")):
+        try:
+            rows += read_trace(path)
+        except (OSError, ValueError, KeyError):
+            pass
+    return rows
+
+
+class RealProgram:
+    """make_argv(tag) -> argv for one run (its outputs named after tag, in the test's directory);
+    output_of(tag, measured) -> what must be identical to the native run's; env: extra
+    environment for every run (e.g. LD_LIBRARY_PATH); cwd_of(tag) -> working directory."""
+
+    def __init__(self, name, build, make_argv, output_of, env=None, cwd_of=None):
+        self.shim = Shim(build)
+        self.check = Check(name)
+        self.make_argv, self.output_of = make_argv, output_of
+        self.extra = env or {}
+        self.cwd_of = cwd_of or (lambda tag: None)
+        self.gat_job = os.path.join(self.shim.build_dir, "tests", "programs", "gat_job")
+        self.reference = None
+        self.timeout = NATIVE_TIMEOUT_S
+        self.inconclusive = False
+
+    def run(self, tag, env, timeout):
+        m = run_measured(self.make_argv(tag), env, timeout, cwd=self.cwd_of(tag))
+        masks = ", ".join(f"{k}: {v}" for k, v in sorted(m.masks.items(), key=lambda kv: -kv[1]))
+        print(f"[{tag}] {m.describe()}; threads {len(m.threads)}; CPU masks (thread-samples) {masks}", flush=True)
+        if m.timed_out:
+            recent = m.cpus(start_s=max(0.0, timeout - 10))
+            state = "stuck" if recent < 0.05 else f"still computing ({recent:.2f} CPUs in its last 10 s: slow, or spinning)"
+            print(f"[{tag}] timed out: killed after {timeout:.0f} s, {state}; backtraces:\n{m.backtrace}", flush=True)
+        elif m.returncode != 0:
+            print(f"[{tag}] stderr:\n{tail(m.stderr)}", flush=True)
+        return m
+
+    def ok(self, tag, m):
+        """rc 0 and the same output as natively; returns whether both held."""
+        c = self.check
+        if not c.expect(not m.timed_out and m.returncode == 0,
+                        f"{tag}: exits 0 within {self.timeout:.0f} s ({'hung' if m.timed_out else f'rc {m.returncode}'})"):
+            return False
+        out = self.output_of(tag, m)
+        return c.expect(out == self.reference, f"{tag}: output identical to the native run's ({out!r:.80} vs {self.reference!r:.80})")
+
+    def native(self):
+        m = self.run("native", self.shim.env(preload=False, **self.extra), NATIVE_TIMEOUT_S)
+        if not self.check.expect(m.returncode == 0, f"native run exits 0 (rc {m.returncode})"):
+            self.check.done()
+        self.reference = self.output_of("native", m)
+        total = sum(s for _, s in m.threads.values()) or 1.0
+        workers = sorted(((s / total, n) for n, s in m.threads.values()), reverse=True)
+        print("native per-thread share of CPU: " + ", ".join(f"{n} {f:.0%}" for f, n in workers[:6]), flush=True)
+        self.check.expect(len([f for f, _ in workers if f >= 0.15]) >= 2,
+                          "natively the work is parallel: >= 2 threads each did >= 15% of the CPU work")
+        # Under the shim a run may take longer (throttled: one CPU; other load may grow); a hang
+        # ends here. On an idle 2-core machine native runs take 2-6 s.
+        self.timeout = min(90.0, max(25.0, 5 * m.wall_s))
+        return m
+
+    def alone(self):
+        trace = self.shim.path("trace-alone.%p")
+        m = self.run("alone", self.shim.env(trace=trace, **self.extra), self.timeout)
+        if self.ok("alone", m):
+            rows = trace_rows(trace)
+            self.check.expect(len(rows) > 0, f"alone: the shim attached (APSHIM_TRACE has {len(rows)} rows)")
+        return m
+
+    def throttled(self):
+        gat = self.shim.path("gat-throttled")
+        env = self.shim.env(P=2, gat=gat, **self.extra)
+        co = subprocess.Popen([self.gat_job, "2", str(int((self.timeout + 30) * 1000))], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            joined = wait_for(lambda: (self.shim.status(env) or {}).get("jobs"), 10)
+            if not self.check.expect(bool(joined), "throttled: the co-runner (gat_job 2) holds the table at P=2"):
+                return None
+            trace = self.shim.path("trace-throttled.%p")
+            m = self.run("throttled", dict(env, APSHIM_TRACE=trace), self.timeout)
+            self.check.expect(co.poll() is None, "throttled: the co-runner was there for the whole run")
+            if self.ok("throttled", m):
+                rows = trace_rows(trace)
+                allot = sorted({r["allotment"] for r in rows})
+                self.check.expect(rows and allot == [1], f"throttled: the table gave the program allotment 1 ({allot})")
+            cpus, idle = m.cpus(), m.idle_cpus()
+            could = min(len(os.sched_getaffinity(0)), cpus + idle)
+            what = (f"{m.cpu_s:.2f} CPU s / {m.wall_s:.2f} s = {cpus:.2f} CPUs, peak over 1 s {m.peak_cpus():.2f}; "
+                    f"machine idle meanwhile {idle:.2f} CPUs")
+            if m.returncode == 0 and cpus <= THROTTLED_MAX_CPUS and could < MIN_CAPACITY:
+                # Other load left the program less than it could use anyway: no evidence either way.
+                print(f"INCONCLUSIVE throttled at allotment 1: {what}: it could have used only {could:.2f} < "
+                      f"{MIN_CAPACITY} CPUs, so its low use does not show throttling (machine busy)", flush=True)
+                self.inconclusive = True
+            else:
+                self.check.expect(m.returncode == 0 and cpus <= THROTTLED_MAX_CPUS,
+                                  f"throttled at allotment 1: the run completed using <= {THROTTLED_MAX_CPUS} CPUs ({what})")
+            return m
+        finally:
+            co.kill()
+            co.wait()
+
+    def p8(self):
+        trace = self.shim.path("trace-p8.%p")
+        m = self.run("P8", self.shim.env(P=8, trace=trace, **self.extra), self.timeout)
+        self.ok("P8", m)
+        return m
+
+    def done(self):
+        """Exits: 1 if a check failed (the test's directory, with inputs, outputs and traces, is
+        kept), else SKIP if the throttled check could not judge, else 0."""
+        if not self.check.failures:
+            shutil.rmtree(self.shim.tmp, ignore_errors=True)  # tens of MB of images and reads
+        else:
+            print(f"inputs, outputs and traces kept in {self.shim.tmp}", flush=True)
+        if self.inconclusive and not self.check.failures:
+            print(f"{self.check.name}: every other check passed; the machine was too busy to judge throttling: "
+                  "skipped", flush=True)
+            sys.exit(SKIP)
+        self.check.done()
+
+    def all_modes(self):
+        self.native()
+        self.alone()
+        self.throttled()
+        self.p8()
+        self.done()
+
+
+def build_dir():
+    if len(sys.argv) < 2:
+        sys.exit(f"usage: {sys.argv[0]} BUILD_DIR")
+    return sys.argv[1]

@@ -1,0 +1,32 @@
+"""flexbar (oneTBB pipeline): adapter removal on 50,000 deterministic 100-base reads
+(inputs.write_fastq) with `-n 2` (flexbar's default is one thread); the trimmed FASTQ must hash
+the same as the native run's; alone, throttled to allotment 1 by a co-runner, and at
+APSHIM_P=8 (realprog.py)."""
+import hashlib
+
+from realprog import RealProgram, build_dir, require
+import inputs
+
+FLEXBAR = "/usr/bin/flexbar"
+READS = 50000
+
+t = None
+
+
+def argv(tag):
+    return [FLEXBAR, "-r", t.shim.path("reads.fastq"), "-a", t.shim.path("reads.fa"), "-n", "2",
+            "-t", t.shim.path(f"out-{tag}")]
+
+
+def output_of(tag, m):
+    try:
+        with open(t.shim.path(f"out-{tag}.fastq"), "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+t = RealProgram("real.flexbar", build_dir(), argv, output_of)
+require(t.check, FLEXBAR)
+inputs.write_fastq(t.shim.path("reads"), READS)
+t.all_modes()
