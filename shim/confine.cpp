@@ -139,6 +139,8 @@ int confined_cpus() noexcept { return g_confined_cpus.load(std::memory_order_rel
 
 void program_binds() noexcept { g_program_binds.store(true, std::memory_order_release); }
 
+bool program_bound() noexcept { return g_program_binds.load(std::memory_order_acquire); }
+
 bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     if (g_program_binds.load(std::memory_order_acquire) && !g_why_off) {
         g_why_off = "the program sets CPU affinity itself";

@@ -49,6 +49,10 @@ void release() noexcept;
 // at its next cycle). Called by the interposed setaffinity functions.
 void program_binds() noexcept;
 
+// True once the program set an affinity itself: from then on its own masks are the truth, for
+// every answer the interposers give (no original mask shown, no CPUs made up for oneTBB).
+bool program_bound() noexcept;
+
 // True while some thread may be confined (the interposers then answer with the original mask).
 bool active() noexcept;
 

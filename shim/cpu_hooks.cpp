@@ -54,7 +54,7 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED long sys
     using Fn = long (*)(int);
     static Fn cache = nullptr;
     Fn real = next(cache, "sysconf");
-    if (name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF)
+    if ((name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF) && !apshim::confine::program_bound())
         if (int P = apshim::tbb_adapter::cpus_shown_to(__builtin_return_address(0))) return P;
     return real(name);
 }
@@ -64,7 +64,10 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int sche
     using Fn = int (*)(pid_t, size_t, cpu_set_t*);
     static Fn cache = nullptr;
     Fn real = next(cache, "sched_getaffinity");
-    if (int P = apshim::tbb_adapter::cpus_shown_to(__builtin_return_address(0))) {
+    // A program that bound itself asks about its own choice (oneTBB's test_hw_concurrency: half
+    // the CPUs, then max_concurrency() must say so): APSHIM_P's made-up CPUs are not shown then.
+    int P = apshim::confine::program_bound() ? 0 : apshim::tbb_adapter::cpus_shown_to(__builtin_return_address(0));
+    if (P) {
         if (static_cast<size_t>(P) > size * 8) {
             errno = EINVAL;  // TBB doubles its mask and asks again
             return -1;
@@ -74,7 +77,7 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int sche
         return 0;
     }
     int rc = real(pid, size, mask);
-    if (rc == 0 && apshim::confine::active() && ours(pid)) show_original(size, mask);
+    if (rc == 0 && apshim::confine::active() && !apshim::confine::program_bound() && ours(pid)) show_original(size, mask);
     return rc;
 }
 
@@ -85,7 +88,7 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int pthr
     static Fn cache = nullptr;
     Fn real = next(cache, "pthread_getaffinity_np");
     int rc = real(thread, size, mask);
-    if (rc == 0 && apshim::confine::active()) show_original(size, mask);
+    if (rc == 0 && apshim::confine::active() && !apshim::confine::program_bound()) show_original(size, mask);
     return rc;
 }
 

@@ -238,13 +238,11 @@ void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_c
     fn(t, t_ctx, wait_ctx, w_ctx);
 }
 
-// The program's own global_control objects: values above TBB's default concurrency mean the
-// program needs that many threads (see State::oversubscribing_controls).
+// The program's own global_control objects on max_allowed_parallelism: the program chose its
+// thread count and may need all of them (see State::program_controls).
 namespace {
 using ProgramControl = apshim::tbb_abi::GlobalControl;
-bool raises_above_default(const ProgramControl& c) {
-    return c.param == apshim::tbb_abi::kMaxAllowedParallelism && c.value > static_cast<std::size_t>(tbb_default_concurrency());
-}
+bool sets_parallelism(const ProgramControl& c) { return c.param == apshim::tbb_abi::kMaxAllowedParallelism; }
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void apshim_tbb_gc_create(ProgramControl& c) __asm__(APSHIM_TBB_GC_CREATE);
@@ -259,15 +257,15 @@ APSHIM_RESOLVE_AT_LOAD(next_gc_destroy)
 
 void apshim_tbb_gc_create(ProgramControl& c) {
     auto fn = apshim::must_exist(next_gc_create.get(), APSHIM_TBB_GC_CREATE);
-    if (apshim::host().enabled() && raises_above_default(c))
-        state().oversubscribing_controls.fetch_add(1, std::memory_order_relaxed);
+    if (apshim::host().enabled() && sets_parallelism(c))
+        state().program_controls.fetch_add(1, std::memory_order_relaxed);
     fn(c);
 }
 
 void apshim_tbb_gc_destroy(ProgramControl& c) {
     auto fn = apshim::must_exist(next_gc_destroy.get(), APSHIM_TBB_GC_DESTROY);
-    if (apshim::host().enabled() && raises_above_default(c))
-        state().oversubscribing_controls.fetch_sub(1, std::memory_order_relaxed);
+    if (apshim::host().enabled() && sets_parallelism(c))
+        state().program_controls.fetch_sub(1, std::memory_order_relaxed);
     fn(c);
 }
 

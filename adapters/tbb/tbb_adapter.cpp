@@ -28,12 +28,12 @@ public:
     void set_active(int n) override {
         if (n < 1) n = 1;
         State& s = state();
-        if (s.oversubscribing_controls.load(std::memory_order_relaxed) > 0) {
-            // The program raised max_allowed_parallelism above the default itself: it needs
-            // those threads (spinning or blocking tasks). Capping could deadlock it: step aside.
+        if (s.program_controls.load(std::memory_order_relaxed) > 0) {
+            // The program set max_allowed_parallelism itself: it may need those threads
+            // (spinning or blocking tasks meeting each other). Capping could deadlock it: step
+            // aside; confinement (where active) still keeps the job on its allotment's CPUs.
             if (s.control.load() || s.limit.load() != 0) {
-                host().log(Host::Severity::info, "the program raised TBB's max_allowed_parallelism above %d itself; not throttling TBB",
-                    tbb_default_concurrency());
+                host().log(Host::Severity::info, "the program set TBB's max_allowed_parallelism itself; TBB's worker count is left to it");
                 release_control();
                 s.limit.store(0);
                 s.lot.wake_all();

@@ -1,7 +1,8 @@
-// A program that needs more threads than cores and says so: it raises max_allowed_parallelism
-// to 4 with its own global_control, then runs 4 tasks that wait for each other (a barrier of
-// spinning tasks, as oneTBB's own test_arena_priorities does). Capping it below 4 deadlocks it,
-// so the shim must step aside. Prints "all 4 met".
+// A program that says how many threads it needs: it sets max_allowed_parallelism to N (argv[1],
+// default 4) with its own global_control, then runs N tasks that wait for each other (a barrier
+// of spinning tasks, as oneTBB's own test_arena_priorities and test_task_arena do). Capping it
+// below N deadlocks it, so the shim must step aside, whether N is above TBB's default or not.
+// Prints "all N met".
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
@@ -9,10 +10,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
-int main() {
-    constexpr int kThreads = 4;
+int main(int argc, char** argv) {
+    const int kThreads = argc > 1 ? std::atoi(argv[1]) : 4;
+    if (kThreads < 1) return 2;
     tbb::global_control control(tbb::global_control::max_allowed_parallelism, kThreads);
     tbb::task_arena arena(kThreads);  // an explicit arena: the default one has one slot per core
     std::atomic<int> arrived{0};

@@ -1,8 +1,11 @@
-"""A program that raises TBB's max_allowed_parallelism above the cores and needs those threads
-(tasks waiting for each other) finishes under the shim: the shim steps aside instead of capping."""
+"""A program that sets TBB's max_allowed_parallelism itself and needs those threads (tasks waiting
+for each other) finishes under the shim: the shim steps aside instead of capping. Above the cores
+(4 on a table of P = 2), and at TBB's default (4 at APSHIM_P=4) while throttled to allotment 1 by
+a co-runner: there the shim's cap (2) sat under the program's 4 and the barrier never filled, as
+in oneTBB's test_task_arena at APSHIM_P=8 (tests/peer/RESULTS.md)."""
 import sys
 
-from apshim_test import Check, Shim
+from apshim_test import Check, CoRunner, Shim
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -10,4 +13,10 @@ check = Check("tbb.needs_threads")
 for attempt in range(3):
     r = shim.run([prog], shim.env(P=2, gat=shim.path(f"gat{attempt}")), timeout=30)
     check.expect(r.returncode == 0 and r.stdout.strip() == "all 4 met", f"run {attempt}: finishes ({r.stdout.strip()})")
+for attempt in range(3):
+    env = shim.env(P=4, gat=shim.path(f"throttled{attempt}"))
+    with CoRunner(shim, env, 4):
+        r = shim.run([prog, "4"], env, timeout=30)
+    check.expect(r.returncode == 0 and r.stdout.strip() == "all 4 met",
+                 f"throttled run {attempt}: global_control(4) at TBB's default 4, finishes ({r.stdout.strip()})")
 check.done()

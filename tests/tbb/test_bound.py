@@ -1,0 +1,25 @@
+"""APSHIM_P above the cores shows oneTBB that many CPUs, unless the program bound itself: then its
+own mask is the truth (oneTBB's test_hw_concurrency binds to half the CPUs and requires
+max_concurrency() to say so; it failed at APSHIM_P=8 with 8 == 1). The program itself always sees
+the mask it has."""
+import os
+import sys
+
+from apshim_test import Check, Shim
+
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("tbb.bound")
+cpus = len(os.sched_getaffinity(0))
+for mode in ("bind", "free"):
+    native = shim.run([prog, mode], shim.env(preload=False), timeout=30)
+    check.expect(native.returncode == 0, f"{mode}: runs natively ({native.stdout.strip()} {native.stderr.strip()[:200]})")
+    for P in (2, 8):
+        r = shim.run([prog, mode], shim.env(P=P, gat=shim.path(f"gat-{mode}-{P}")), timeout=30)
+        if mode == "bind" or P <= cpus:
+            want = native.stdout
+        else:  # TBB is shown P CPUs; the program's own question is answered truthfully
+            want = f"tbb {P} mask {cpus}\n"
+        check.expect(r.returncode == 0 and r.stdout == want,
+                     f"{mode} at APSHIM_P={P}: {r.stdout.strip()!r} (want {want.strip()!r}) {r.stderr.strip()[:200]}")
+check.done()
