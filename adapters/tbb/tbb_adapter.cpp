@@ -3,6 +3,8 @@
 // itself runs in TBB's workers and lives in task_hooks.cpp.
 #include <dlfcn.h>
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -40,6 +42,7 @@ public:
             }
             return;
         }
+        if (stalled(s)) n = tbb_default_concurrency();  // no cap while it looks stuck behind it
         int old = s.limit.exchange(n);
         // Any worker is as good as another here: wake as many as the rise admits (the others
         // stay parked; they would only find no room and park again).
@@ -103,9 +106,39 @@ public:
         if (void* c = state().retired.exchange(nullptr)) forked_controls_[forks_++ % kForkedControls] = c;
         control_value_ = 0;
         sampler_.reset();
+        stall_events_ = last_progress_ns_ = 0;
+        stall_lifted_ = false;
     }
 
 private:
+    // Stall valve. TBB promises no concurrency, yet programs make tasks wait for each other in
+    // numbers sized by max_concurrency() (a barrier inside tasks: oneTBB's test_task_arena,
+    // std::barrier inside a parallel_for); under the cap the threads they wait for never come,
+    // and the waiting threads look idle, so the desire never rises to admit them. When no task
+    // began for kStallNs while a thread sits inside one, the cap is lifted until tasks begin
+    // again. A long task that is merely slow lifts it too: that costs only oversubscription
+    // inside the job, which confinement keeps on the job's CPUs.
+    static constexpr std::uint64_t kStallNs = 100000000ull;
+    bool stalled(State& s) noexcept {
+        timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        std::uint64_t now = static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+        std::uint64_t events = s.slots.total_events();
+        if (events != stall_events_ || last_progress_ns_ == 0 || !others_busy(s.slots, nullptr)) {
+            stall_events_ = events;
+            last_progress_ns_ = now;
+            if (stall_lifted_) stall_lifted_ = false;
+            return false;
+        }
+        if (now - last_progress_ns_ < kStallNs) return stall_lifted_;
+        if (!stall_lifted_)
+            APSHIM_HOST_LOG_ONCE(Host::Severity::info,
+                "oneTBB tasks wait for threads the allotment holds back (no task began for %d ms): the worker cap is lifted until they go on",
+                static_cast<int>(kStallNs / 1000000));
+        stall_lifted_ = true;
+        return true;
+    }
+
     bool resolve() {
         if (create_ && destroy_) return true;
         // libtbb's own functions, not the shim's interposers of them (tbb_symbol: RTLD_NEXT first).
@@ -130,6 +163,8 @@ private:
     void* forked_controls_[kForkedControls] = {};
     unsigned forks_ = 0;
     SlotSampler sampler_;
+    std::uint64_t stall_events_ = 0, last_progress_ns_ = 0;  // stall valve (stalled())
+    bool stall_lifted_ = false;
 };
 
 TbbAdapter g_adapter;

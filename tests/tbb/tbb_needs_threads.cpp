@@ -2,6 +2,8 @@
 // default 4) with its own global_control, then runs N tasks that wait for each other (a barrier
 // of spinning tasks, as oneTBB's own test_arena_priorities and test_task_arena do). Capping it
 // below N deadlocks it, so the shim must step aside, whether N is above TBB's default or not.
+// With a second argument "nocontrol" it sets no global_control and relies on TBB's default
+// concurrency alone (as oneTBB's test_task_arena does): the shim's stall valve must let it on.
 // Prints "all N met".
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
@@ -11,12 +13,16 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 int main(int argc, char** argv) {
     const int kThreads = argc > 1 ? std::atoi(argv[1]) : 4;
     if (kThreads < 1) return 2;
-    tbb::global_control control(tbb::global_control::max_allowed_parallelism, kThreads);
+    const bool own_control = !(argc > 2 && std::string_view(argv[2]) == "nocontrol");
+    std::optional<tbb::global_control> control;
+    if (own_control) control.emplace(tbb::global_control::max_allowed_parallelism, kThreads);
     tbb::task_arena arena(kThreads);  // an explicit arena: the default one has one slot per core
     std::atomic<int> arrived{0};
     arena.execute([&] {

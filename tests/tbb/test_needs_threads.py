@@ -2,7 +2,8 @@
 for each other) finishes under the shim: the shim steps aside instead of capping. Above the cores
 (4 on a table of P = 2), and at TBB's default (4 at APSHIM_P=4) while throttled to allotment 1 by
 a co-runner: there the shim's cap (2) sat under the program's 4 and the barrier never filled, as
-in oneTBB's test_task_arena at APSHIM_P=8 (tests/peer/RESULTS.md)."""
+in oneTBB's test_task_arena at APSHIM_P=8 (tests/peer/RESULTS.md). And the same barrier sized by
+TBB's default alone, no global_control, throttled: the stall valve lifts the cap (it hung before)."""
 import sys
 
 from apshim_test import Check, CoRunner, Shim
@@ -19,4 +20,10 @@ for attempt in range(3):
         r = shim.run([prog, "4"], env, timeout=30)
     check.expect(r.returncode == 0 and r.stdout.strip() == "all 4 met",
                  f"throttled run {attempt}: global_control(4) at TBB's default 4, finishes ({r.stdout.strip()})")
+for attempt in range(3):
+    env = shim.env(P=4, gat=shim.path(f"nocontrol{attempt}"))
+    with CoRunner(shim, env, 4):
+        r = shim.run([prog, "4", "nocontrol"], env, timeout=30)
+    check.expect(r.returncode == 0 and r.stdout.strip() == "all 4 met",
+                 f"throttled run {attempt}: no global_control, 4 tasks meet at TBB's default 4, finishes ({r.stdout.strip()})")
 check.done()
