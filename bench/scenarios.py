@@ -319,6 +319,8 @@ ALL = {
     "real_gm_numpy": real_pair,
     "real_numpy_flexbar": lambda build, P, quick=False: real_pair(build, P, quick, "numpy", "flexbar"),
     "real_gm_gm": lambda build, P, quick=False: real_pair(build, P, quick, "gm", "gm"),
+    # Python users' case (issue #16): two NumPy processes on OpenMP OpenBLAS.
+    "real_numpy_numpy": lambda build, P, quick=False: real_pair(build, P, quick, "numpy", "numpy"),
     "loopy_inst": loopy_inst,
     "phases_pair": phases_pair,
     "tbb_pair": tbb_pair,
