@@ -5,7 +5,7 @@ the mask it has."""
 import os
 import sys
 
-from apshim_test import Check, Shim
+from apshim_test import Check, Shim, sanitizer_preloaded
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -18,6 +18,8 @@ for mode in ("bind", "free"):
         r = shim.run([prog, mode], shim.env(P=P, gat=shim.path(f"gat-{mode}-{P}")), timeout=30)
         if mode == "bind" or P <= cpus:
             want = native.stdout
+        elif sanitizer_preloaded("asan") or sanitizer_preloaded("tsan"):
+            continue  # the sanitizer's sched_getaffinity interceptor answers libtbb before the shim can
         else:  # TBB is shown P CPUs; the program's own question is answered truthfully
             want = f"tbb {P} mask {cpus}\n"
         check.expect(r.returncode == 0 and r.stdout == want,
