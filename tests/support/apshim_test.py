@@ -133,14 +133,18 @@ def idle_cpu_seconds():
     return (int(fields[4]) + int(fields[5])) / CLK_TCK
 
 
+def _task_ids(pid):
+    """The thread ids of pid now (/proc/PID/task), [] once it is gone."""
+    try:
+        return os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+
+
 def thread_cpu_seconds(pid):
     """{tid: (comm, CPU seconds)} for the live threads of pid, from /proc/PID/task/*/stat."""
     out = {}
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tids:
+    for tid in _task_ids(pid):
         secs = _stat_cpu_seconds(f"/proc/{pid}/task/{tid}/stat")
         try:
             with open(f"/proc/{pid}/task/{tid}/comm") as f:
@@ -155,11 +159,7 @@ def thread_cpu_seconds(pid):
 def thread_cpu_masks(pid):
     """{tid: Cpus_allowed_list} (e.g. "0-1") for the live threads of pid, from /proc/PID/task/*/status."""
     out = {}
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tids:
+    for tid in _task_ids(pid):
         try:
             with open(f"/proc/{pid}/task/{tid}/status") as f:
                 for line in f:
