@@ -202,7 +202,14 @@ std::string ranges(const std::vector<int>& v) {
     for (std::size_t i = 0; i < v.size();) {
         std::size_t k = i;
         while (k + 1 < v.size() && v[k + 1] == v[k] + 1) ++k;
-        out += (out.empty() ? "" : ",") + std::to_string(v[i]) + (k > i ? "-" + std::to_string(v[k]) : "");
+        // Appended piece by piece: GCC 12 at -O3 (the Python package's Release build) calls
+        // `"-" + std::to_string(...)` an overlapping memcpy (-Werror=restrict, a false positive).
+        if (!out.empty()) out += ',';
+        out += std::to_string(v[i]);
+        if (k > i) {
+            out += '-';
+            out += std::to_string(v[k]);
+        }
         i = k + 1;
     }
     return out.empty() ? "-" : out;
