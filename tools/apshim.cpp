@@ -181,7 +181,10 @@ JobView view_of(const apshim::gat::JobRow& j) {
     JobView v;
     for (auto [bit, name] : {std::pair{apshim::gat::kRuntimeTbb, "tbb"}, std::pair{apshim::gat::kRuntimeLibomp, "libomp"},
                              std::pair{apshim::gat::kRuntimeLibgomp, "libgomp"}})
-        if (j.runtimes & bit) v.runtimes += (v.runtimes.empty() ? "" : ",") + std::string(name);
+        if (j.runtimes & bit) {
+            if (!v.runtimes.empty()) v.runtimes += ',';  // not `"," + std::string`: see ranges()
+            v.runtimes += name;
+        }
     if (v.runtimes.empty()) v.runtimes = "none";
     for (int i = 0; i < apshim::gat::kMaxProcessors; ++i)
         if (j.procs[i]) v.procs.push_back(i);
@@ -223,12 +226,18 @@ void print_json(const Snapshot& s) {
         const auto& j = s.jobs[i];
         JobView v = view_of(j);
         std::string procs, runtimes;
-        for (int p : v.procs) procs += (procs.empty() ? "" : ", ") + std::to_string(p);
+        for (int p : v.procs) {
+            if (!procs.empty()) procs += ", ";
+            procs += std::to_string(p);
+        }
         for (std::size_t a = 0, b; a <= v.runtimes.size(); a = b + 1) {
             b = v.runtimes.find(',', a);
             if (b == std::string::npos) b = v.runtimes.size();
-            if (v.runtimes.compare(a, b - a, "none") != 0)
-                runtimes += (runtimes.empty() ? "\"" : ", \"") + v.runtimes.substr(a, b - a) + "\"";
+            if (v.runtimes.compare(a, b - a, "none") != 0) {
+                runtimes += runtimes.empty() ? "\"" : ", \"";  // appended piece by piece: see ranges()
+                runtimes += v.runtimes.substr(a, b - a);
+                runtimes += '"';
+            }
         }
         std::printf("%s{\"pid\": %d, \"name\": %s, \"desire\": %d, \"allotment\": %d, \"usage\": %d, \"eta\": %g, "
                     "\"runtimes\": [%s], \"processors\": [%s], \"threads_running\": %d, \"limited_by\": \"%s\", "
@@ -348,7 +357,7 @@ int cmd_options(int argc, char** argv) {
 // apshim still finds an installed library. Sets `looked` to where it looked, for the error.
 std::string find_library(std::string& looked) {
     if (!options().lib.empty()) {
-        looked = "APSHIM_LIB=" + options().lib;
+        looked = std::string("APSHIM_LIB=") + options().lib;
         return access(options().lib.c_str(), R_OK) == 0 ? options().lib : "";
     }
     std::vector<std::string> candidates;
