@@ -239,14 +239,13 @@ void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_c
 }
 
 // The program's own global_control objects on max_allowed_parallelism: the program chose its
-// thread count and may need all of them (see State::program_controls).
+// thread count and may need all of them (see State::program_sets_parallelism).
 namespace {
 using ProgramControl = apshim::tbb_abi::GlobalControl;
 bool sets_parallelism(const ProgramControl& c) { return c.param == apshim::tbb_abi::kMaxAllowedParallelism; }
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void apshim_tbb_gc_create(ProgramControl& c) __asm__(APSHIM_TBB_GC_CREATE);
-extern "C" __attribute__((visibility("default"))) void apshim_tbb_gc_destroy(ProgramControl& c) __asm__(APSHIM_TBB_GC_DESTROY);
 
 namespace {
 apshim::NextFn<void (*)(ProgramControl&)> next_gc_create{APSHIM_TBB_GC_CREATE};
@@ -258,14 +257,7 @@ APSHIM_RESOLVE_AT_LOAD(next_gc_destroy)
 void apshim_tbb_gc_create(ProgramControl& c) {
     auto fn = apshim::must_exist(next_gc_create.get(), APSHIM_TBB_GC_CREATE);
     if (apshim::host().enabled() && sets_parallelism(c))
-        state().program_controls.fetch_add(1, std::memory_order_relaxed);
-    fn(c);
-}
-
-void apshim_tbb_gc_destroy(ProgramControl& c) {
-    auto fn = apshim::must_exist(next_gc_destroy.get(), APSHIM_TBB_GC_DESTROY);
-    if (apshim::host().enabled() && sets_parallelism(c))
-        state().program_controls.fetch_sub(1, std::memory_order_relaxed);
+        state().program_sets_parallelism.store(true, std::memory_order_relaxed);
     fn(c);
 }
 

@@ -30,7 +30,7 @@ public:
     void set_active(int n) override {
         if (n < 1) n = 1;
         State& s = state();
-        if (s.program_controls.load(std::memory_order_relaxed) > 0) {
+        if (s.program_sets_parallelism.load(std::memory_order_relaxed)) {
             // The program set max_allowed_parallelism itself: it may need those threads
             // (spinning or blocking tasks meeting each other). Capping could deadlock it: step
             // aside; confinement (where active) still keeps the job on its allotment's CPUs.

@@ -19,12 +19,15 @@ struct State {
     std::atomic<bool> released{false};
     std::atomic<bool> seen{false};           // TBB used since start (or since fork)
     std::atomic<std::uint32_t> fork_generation{0};
-    // Live program-owned global_controls on max_allowed_parallelism: the program chose how many
-    // threads it runs, and may need every one of them (tasks meeting at a barrier sized by it:
-    // oneTBB's test_task_arena deadlocked at APSHIM_P=8 with the shim's control at 3 under the
-    // program's 4). As OpenMP's promised team sizes, that number is kept: while any exists the
-    // shim does not cap TBB's workers (CPU confinement still holds the job to its allotment).
-    std::atomic<int> program_controls{0};
+    // The program created a global_control on max_allowed_parallelism: it chose how many threads
+    // it runs, and may need every one of them (tasks meeting at a barrier sized by it: oneTBB's
+    // test_task_arena deadlocked at APSHIM_P=8 with the shim's control at 3 under the program's
+    // 4). As OpenMP's promised team sizes, that number is kept: from then on the shim does not
+    // cap TBB's workers (CPU confinement still holds the job to its allotment). Sticky, not a
+    // count of live controls: a program that replaces its control (destroy, then create) would
+    // otherwise get the shim's larger cap in between, and workers that joined then stayed above
+    // the program's next limit (oneTBB's conformance_global_control: 3 bodies at a limit of 2).
+    std::atomic<bool> program_sets_parallelism{false};
     ParkingLot lot;
     // The shim's live global_control (a GlobalControl*, see tbb_adapter.cpp), or null. Whoever
     // exchanges it out destroys it: the controller when replacing it, a thread entering
