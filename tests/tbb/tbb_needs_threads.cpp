@@ -4,6 +4,7 @@
 // below N deadlocks it, so the shim must step aside, whether N is above TBB's default or not.
 // With a second argument "nocontrol" it sets no global_control and relies on TBB's default
 // concurrency alone (as oneTBB's test_task_arena does): the shim's stall valve must let it on.
+// With "replace" it then drops its control, waits 100 ms and prints "active <TBB's limit now>".
 // Prints "all N met".
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
@@ -35,5 +36,12 @@ int main(int argc, char** argv) {
         g.wait();
     });
     std::printf("all %d met\n", arrived.load());
+    if (argc > 2 && std::string_view(argv[2]) == "replace") {
+        // The program's control is gone; a program that then creates its next one must not find
+        // the shim's (lower, or in between larger) cap back: print what TBB applies now.
+        control.reset();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // many controller cycles
+        std::printf("active %zu\n", tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+    }
     return 0;
 }

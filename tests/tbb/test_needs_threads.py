@@ -26,4 +26,10 @@ for attempt in range(3):
         r = shim.run([prog, "4", "nocontrol"], env, timeout=30)
     check.expect(r.returncode == 0 and r.stdout.strip() == "all 4 met",
                  f"throttled run {attempt}: no global_control, 4 tasks meet at TBB's default 4, finishes ({r.stdout.strip()})")
+env = shim.env(P=4, gat=shim.path("replace"))
+with CoRunner(shim, env, 4):
+    r = shim.run([prog, "4", "replace"], env, timeout=30)
+check.expect(r.returncode == 0 and r.stdout.split() == ["all", "4", "met", "active", "4"],
+             f"throttled: after the program dropped its own control the shim has not capped TBB again "
+             f"(TBB's limit 4, not the shim's 2: {r.stdout.strip()!r})")
 check.done()
