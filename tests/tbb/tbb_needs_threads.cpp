@@ -4,7 +4,8 @@
 // below N deadlocks it, so the shim must step aside, whether N is above TBB's default or not.
 // With a second argument "nocontrol" it sets no global_control and relies on TBB's default
 // concurrency alone (as oneTBB's test_task_arena does): the shim's stall valve must let it on.
-// With "replace" it then drops its control, waits 100 ms and prints "active <TBB's limit now>".
+// With "replace" it then drops its control, waits 100 ms and prints "before <TBB's limit before
+// its first control> active <TBB's limit now>".
 // Prints "all N met".
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
@@ -22,6 +23,9 @@ int main(int argc, char** argv) {
     const int kThreads = argc > 1 ? std::atoi(argv[1]) : 4;
     if (kThreads < 1) return 2;
     const bool own_control = !(argc > 2 && std::string_view(argv[2]) == "nocontrol");
+    const bool replace = argc > 2 && std::string_view(argv[2]) == "replace";
+    // TBB's limit before the program set any (its default concurrency, or the shim's cap).
+    const std::size_t before = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
     std::optional<tbb::global_control> control;
     if (own_control) control.emplace(tbb::global_control::max_allowed_parallelism, kThreads);
     tbb::task_arena arena(kThreads);  // an explicit arena: the default one has one slot per core
@@ -36,12 +40,13 @@ int main(int argc, char** argv) {
         g.wait();
     });
     std::printf("all %d met\n", arrived.load());
-    if (argc > 2 && std::string_view(argv[2]) == "replace") {
+    if (replace) {
         // The program's control is gone; a program that then creates its next one must not find
         // the shim's (lower, or in between larger) cap back: print what TBB applies now.
         control.reset();
         std::this_thread::sleep_for(std::chrono::milliseconds(100));  // many controller cycles
-        std::printf("active %zu\n", tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+        std::printf("before %zu active %zu\n", before,
+                    tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
     }
     return 0;
 }
