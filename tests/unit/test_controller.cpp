@@ -82,6 +82,34 @@ bool wait_until(Pred pred, double seconds) {
     return pred();
 }
 
+// Forks a process that holds the table lock of `gat` for 1.5 s; returns once it holds it.
+pid_t hold_table_lock(const std::string& gat) {
+    int locked[2];
+    if (pipe(locked) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        std::string e;
+        auto mine = apshim::gat::Table::open(gat, {}, e, apshim::gat::Table::Mode::existing_only);
+        if (!mine || !mine->lock(1000000000ull)) _exit(1);
+        char c = 1;
+        if (write(locked[1], &c, 1) != 1) _exit(1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        mine->unlock();
+        _exit(0);
+    }
+    char c;
+    if (pid > 0 && read(locked[0], &c, 1) != 1) pid = -1;
+    close(locked[0]);
+    close(locked[1]);
+    return pid;
+}
+
+// Reaps pid; true when it exited with status 0.
+bool exited_ok(pid_t pid) {
+    int status = 0;
+    return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 }  // namespace
 
 TEST_CASE("a busy job alone starts at P, gives processors back when serial and climbs back to P", "[controller]") {
@@ -178,29 +206,13 @@ TEST_CASE("a job whose join finds the table locked for longer than 1 s joins lat
     std::string err;
     auto t = apshim::gat::Table::open(gat, {4, 5000}, err);
     REQUIRE(t);
-    int locked[2];
-    REQUIRE(pipe(locked) == 0);
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {  // holds the lock for 1.5 s: the first join attempt times out after 1 s
-        std::string e;
-        auto mine = apshim::gat::Table::open(gat, {}, e, apshim::gat::Table::Mode::existing_only);
-        if (!mine || !mine->lock(1000000000ull)) _exit(1);
-        char c = 1;
-        if (write(locked[1], &c, 1) != 1) _exit(1);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-        mine->unlock();
-        _exit(0);
-    }
-    char c;
-    REQUIRE(read(locked[0], &c, 1) == 1);
+    pid_t pid = hold_table_lock(gat);  // 1.5 s: a join's first 1 s attempt times out
+    REQUIRE(pid > 0);
     auto ctl = std::make_unique<apshim::Controller>(options_for(gat, 4));
     FakeRuntime rt;
     ctl->adapter_started(rt);
     CHECK(wait_until([&] { return rt.calls.load() > 0 && t->snapshot().jobs.size() == 1; }, 8.0));
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    CHECK(exited_ok(pid));
     ctl->shutdown();
 }
 
@@ -209,22 +221,8 @@ TEST_CASE("fork() in the host does not wait while the controller's join waits fo
     std::string err;
     auto t = apshim::gat::Table::open(gat, {4, 5000}, err);
     REQUIRE(t);
-    int locked[2];
-    REQUIRE(pipe(locked) == 0);
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {  // holds the table lock for 1.5 s: the controller's first join waits 1 s for it
-        std::string e;
-        auto mine = apshim::gat::Table::open(gat, {}, e, apshim::gat::Table::Mode::existing_only);
-        if (!mine || !mine->lock(1000000000ull)) _exit(1);
-        char c = 1;
-        if (write(locked[1], &c, 1) != 1) _exit(1);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-        mine->unlock();
-        _exit(0);
-    }
-    char c;
-    REQUIRE(read(locked[0], &c, 1) == 1);
+    pid_t pid = hold_table_lock(gat);  // 1.5 s: a join's first 1 s attempt times out
+    REQUIRE(pid > 0);
     auto ctl = std::make_unique<apshim::Controller>(options_for(gat, 4));
     FakeRuntime rt;
     ctl->adapter_started(rt);
@@ -238,9 +236,7 @@ TEST_CASE("fork() in the host does not wait while the controller's join waits fo
     CHECK(waited < 0.25);
     CHECK(rt.calls.load() == 0);  // still joining: no cycle ran meanwhile
     CHECK(wait_until([&] { return rt.calls.load() > 0 && t->snapshot().jobs.size() == 1; }, 8.0));
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    CHECK(exited_ok(pid));
     ctl->shutdown();
 }
 
