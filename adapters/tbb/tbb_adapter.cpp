@@ -3,11 +3,10 @@
 // itself runs in TBB's workers and lives in task_hooks.cpp.
 #include <dlfcn.h>
 
-#include <time.h>
-
 #include <algorithm>
 #include <cstdint>
 
+#include "adapters/common/clock.hpp"
 #include "adapters/common/next_fn.hpp"
 #include "adapters/common/slot_sampler.hpp"
 #include "adapters/tbb/tbb_abi.hpp"
@@ -25,7 +24,11 @@ class TbbAdapter final : public Adapter {
 public:
     const char* name() const override { return "oneTBB"; }
 
-    Sample sample() override { return sampler_.sample(state().slots, state().limit.load()); }
+    Sample sample() override {
+        Sample out = sampler_.sample(state().slots, state().limit.load());
+        tasks_began_ = out.used;  // for the stall valve (stalled()), run after it in every cycle
+        return out;
+    }
 
     void set_active(int n) override {
         if (n < 1) n = 1;
@@ -106,8 +109,8 @@ public:
         if (void* c = state().retired.exchange(nullptr)) forked_controls_[forks_++ % kForkedControls] = c;
         control_value_ = 0;
         sampler_.reset();
-        stall_events_ = last_progress_ns_ = 0;
-        stall_lifted_ = false;
+        last_progress_ns_ = 0;
+        tasks_began_ = stall_lifted_ = false;
     }
 
 private:
@@ -120,14 +123,10 @@ private:
     // inside the job, which confinement keeps on the job's CPUs.
     static constexpr std::uint64_t kStallNs = 100000000ull;
     bool stalled(State& s) noexcept {
-        timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        std::uint64_t now = static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-        std::uint64_t events = s.slots.total_events();
-        if (events != stall_events_ || last_progress_ns_ == 0 || !others_busy(s.slots, nullptr)) {
-            stall_events_ = events;
+        std::uint64_t now = now_ns();
+        if (tasks_began_ || last_progress_ns_ == 0 || !others_busy(s.slots, nullptr)) {
             last_progress_ns_ = now;
-            if (stall_lifted_) stall_lifted_ = false;
+            stall_lifted_ = false;
             return false;
         }
         if (now - last_progress_ns_ < kStallNs) return stall_lifted_;
@@ -163,8 +162,9 @@ private:
     void* forked_controls_[kForkedControls] = {};
     unsigned forks_ = 0;
     SlotSampler sampler_;
-    std::uint64_t stall_events_ = 0, last_progress_ns_ = 0;  // stall valve (stalled())
-    bool stall_lifted_ = false;
+    // Stall valve (stalled()): did a task begin since the previous sample, since when has none.
+    bool tasks_began_ = false, stall_lifted_ = false;
+    std::uint64_t last_progress_ns_ = 0;
 };
 
 TbbAdapter g_adapter;
