@@ -42,6 +42,16 @@ APSHIM_UNINSTRUMENTED bool ours(pid_t pid) {
     return access(path, F_OK) == 0;
 }
 
+// What the interposers alter, and when. Once the program bound a thread itself, its own masks
+// are the truth: no original mask shown, no CPUs made up for oneTBB (oneTBB's
+// test_hw_concurrency binds to half the CPUs, then max_concurrency() must say so).
+APSHIM_UNINSTRUMENTED bool original_masks_shown() {
+    return apshim::confine::active() && !apshim::confine::program_bound();
+}
+APSHIM_UNINSTRUMENTED int cpus_for_tbb(void* caller) {
+    return apshim::confine::program_bound() ? 0 : apshim::tbb_adapter::cpus_shown_to(caller);
+}
+
 // The original mask into a caller's buffer of `size` bytes, as the kernel would fill it.
 APSHIM_UNINSTRUMENTED void show_original(size_t size, cpu_set_t* mask) {
     std::memset(mask, 0, size);
@@ -54,8 +64,8 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED long sys
     using Fn = long (*)(int);
     static Fn cache = nullptr;
     Fn real = next(cache, "sysconf");
-    if ((name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF) && !apshim::confine::program_bound())
-        if (int P = apshim::tbb_adapter::cpus_shown_to(__builtin_return_address(0))) return P;
+    if (name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF)
+        if (int P = cpus_for_tbb(__builtin_return_address(0))) return P;
     return real(name);
 }
 
@@ -64,10 +74,7 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int sche
     using Fn = int (*)(pid_t, size_t, cpu_set_t*);
     static Fn cache = nullptr;
     Fn real = next(cache, "sched_getaffinity");
-    // A program that bound itself asks about its own choice (oneTBB's test_hw_concurrency: half
-    // the CPUs, then max_concurrency() must say so): APSHIM_P's made-up CPUs are not shown then.
-    int P = apshim::confine::program_bound() ? 0 : apshim::tbb_adapter::cpus_shown_to(__builtin_return_address(0));
-    if (P) {
+    if (int P = cpus_for_tbb(__builtin_return_address(0))) {
         if (static_cast<size_t>(P) > size * 8) {
             errno = EINVAL;  // TBB doubles its mask and asks again
             return -1;
@@ -77,7 +84,7 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int sche
         return 0;
     }
     int rc = real(pid, size, mask);
-    if (rc == 0 && apshim::confine::active() && !apshim::confine::program_bound() && ours(pid)) show_original(size, mask);
+    if (rc == 0 && original_masks_shown() && ours(pid)) show_original(size, mask);
     return rc;
 }
 
@@ -88,7 +95,7 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int pthr
     static Fn cache = nullptr;
     Fn real = next(cache, "pthread_getaffinity_np");
     int rc = real(thread, size, mask);
-    if (rc == 0 && apshim::confine::active() && !apshim::confine::program_bound()) show_original(size, mask);
+    if (rc == 0 && original_masks_shown()) show_original(size, mask);
     return rc;
 }
 
