@@ -1,11 +1,12 @@
 """APSHIM_P above the cores shows oneTBB that many CPUs, unless the program bound itself: then its
 own mask is the truth (oneTBB's test_hw_concurrency binds to half the CPUs and requires
 max_concurrency() to say so; it failed at APSHIM_P=8 with 8 == 1). The program itself always sees
-the mask it has."""
+the mask it has, also when it binds while the shim confines it (throttled, 'late': the mask it
+set, not the original one the shim shows to programs that did not bind)."""
 import os
 import sys
 
-from apshim_test import Check, Shim, sanitizer_preloaded
+from apshim_test import Check, CoRunner, Shim, sanitizer_preloaded
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -24,4 +25,11 @@ for mode in ("bind", "free"):
             want = f"tbb {P} mask {cpus}\n"
         check.expect(r.returncode == 0 and r.stdout == want,
                      f"{mode} at APSHIM_P={P}: {r.stdout.strip()!r} (want {want.strip()!r}) {r.stderr.strip()[:200]}")
+native = shim.run([prog, "late"], shim.env(preload=False), timeout=30)
+check.expect(native.returncode == 0 and native.stdout.endswith("mask 1\n"), f"late: natively {native.stdout.strip()!r}")
+env = shim.env(P=2, gat=shim.path("gat-late"))
+with CoRunner(shim, env, 2):
+    r = shim.run([prog, "late"], env, timeout=30)
+check.expect(r.returncode == 0 and r.stdout == native.stdout,
+             f"late, throttled (confined when it binds): {r.stdout.strip()!r} (want {native.stdout.strip()!r})")
 check.done()
