@@ -21,6 +21,7 @@ struct alignas(64) ThreadCounters {
     // OpenMP: 1 while the thread is in its share of an outermost region and not at one of its
     // barriers, waits inside that share (taskwait) included: it still has its part to do.
     std::atomic<std::uint32_t> engaged{0};
+    std::atomic<std::uint32_t> made_tasks{0};  // OpenMP: created a task in the current outermost region
     // Recycling (rare paths only, thread_slots.hpp): the owning thread's pointer to this slot
     // (null while free or when claimed without one), the pool, this slot's index and the next
     // free slot's.
@@ -75,6 +76,16 @@ int others_working_count(Slots& slots, const ThreadCounters* self, int enough) n
                                    slots[i].busy_since.load(std::memory_order_relaxed) != 0))
             ++n;
     return n;
+}
+
+// Is a thread other than `self` engaged in its share of an outermost region and making tasks there?
+template <class Slots>
+bool others_engaged_with_tasks(Slots& slots, const ThreadCounters* self) noexcept {
+    for (int i = 0, used = slots.used(); i < used; ++i)
+        if (&slots[i] != self && slots[i].engaged.load(std::memory_order_acquire) != 0 &&
+            slots[i].made_tasks.load(std::memory_order_relaxed) != 0)
+            return true;
+    return false;
 }
 
 // Is a thread other than `self` engaged in its share of an outermost region?

@@ -71,7 +71,7 @@ void run_region(void* p) {
     bool outermost = get_level && get_level() == 1;
     {
         Frame work(g_gomp_state, t_state, /*wait=*/false);
-        if (outermost) set_engaged(g_gomp_state, t_state, true);
+        if (outermost) region_started(g_gomp_state, t_state);
         r.fn(r.data);
     }
     // The region's end barrier follows inside libgomp, out of reach: this is the thread's
@@ -246,6 +246,7 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
                              long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
                              void* detach) {
     auto real_fn = apshim::must_exist(next_GOMP_task.get(), "GOMP_task");
+    if (apshim::host().enabled()) made_task(g_gomp_state, t_state);
     if (!on() || (flags & kTaskFlagDetach) || arg_size < 0 || arg_size > kMaxWrappedTaskData || arg_align < 1 ||
         (arg_align & (arg_align - 1)) != 0)
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);

@@ -23,7 +23,14 @@ struct StartToolResult {
     Data tool_data;
 };
 
-enum CallbackId : int { parallel_begin = 3, parallel_end = 4, task_schedule = 6, implicit_task = 7, sync_region_wait = 16 };
+enum CallbackId : int {
+    parallel_begin = 3,
+    parallel_end = 4,
+    task_create = 5,
+    task_schedule = 6,
+    implicit_task = 7,
+    sync_region_wait = 16
+};
 // ompt_sync_region_t: the barriers (1 and 2 are OpenMP 5.0's names, which libomp 14 still
 // reports), as opposed to taskwait (5), taskgroup (6) and reduction (7).
 inline bool is_barrier(int sync_kind) noexcept {
@@ -36,7 +43,7 @@ enum SetResult : int { set_error = 0, set_never = 1, set_always = 5 };
 using SetCallback = int (*)(int event, Callback callback);
 
 enum Endpoint : int { scope_begin = 1, scope_end = 2, scope_beginend = 3 };
-enum TaskFlag : int { task_initial = 0x1 };
+enum TaskFlag : int { task_initial = 0x1, task_explicit = 0x4 };
 enum TaskStatus : int {
     task_complete = 1,
     task_yield = 2,

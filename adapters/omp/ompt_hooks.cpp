@@ -4,6 +4,7 @@
 //   implicit_task     a thread's share of a region: work
 //   sync_region_wait  barrier, taskwait, taskgroup, reduction waits: wait; at a barrier, a thread
 //                     beyond what the allotment admits waits first (parking.hpp: park_at_barrier)
+//   task_create       an explicit task is made: the thread's region has tasks (barrier parking)
 //   task_schedule     an explicit task starts (work, pushed over whatever it runs inside) or
 //                     ends (popped). No parking here: the thread has dequeued the task, and a
 //                     teammate may wait for it in a taskwait (parking here turned BOTS fib from
@@ -54,7 +55,7 @@ void on_implicit_task(int endpoint, ompt::Data*, ompt::Data* task, unsigned, uns
         if (t.level++ == 0) {  // a new outermost region: nothing of the last one is still open
             while (t.depth > 0) pop_frame(s, t);
             t.team_index = static_cast<int>(index);
-            set_engaged(s, t, true);
+            region_started(s, t);
         }
         push_frame(s, t, /*wait=*/false, task);
     } else if (endpoint == ompt::scope_end) {
@@ -108,6 +109,11 @@ void on_task_schedule(ompt::Data* prior, int prior_status, ompt::Data* next) {
     }
 }
 
+void on_task_create(ompt::Data*, const void*, ompt::Data*, int flags, int, const void*) {
+    if (!(flags & ompt::task_explicit)) return;
+    made_task(g_kmp_state, t_state);
+}
+
 int initialize(ompt::Lookup lookup, int, ompt::Data*) {
     auto set = reinterpret_cast<ompt::SetCallback>(lookup("ompt_set_callback"));
     if (!set) return 0;
@@ -115,6 +121,7 @@ int initialize(ompt::Lookup lookup, int, ompt::Data*) {
     ok = set(ompt::sync_region_wait, reinterpret_cast<ompt::Callback>(&on_sync_region_wait)) == ompt::set_always && ok;
     ok = set(ompt::task_schedule, reinterpret_cast<ompt::Callback>(&on_task_schedule)) == ompt::set_always && ok;
     g_kmp_state.measuring.store(ok ? 1 : 0);
+    set(ompt::task_create, reinterpret_cast<ompt::Callback>(&on_task_create));  // without it, no barrier parking
     bool ends = set(ompt::parallel_begin, reinterpret_cast<ompt::Callback>(&on_parallel_begin)) == ompt::set_always;
     ends = set(ompt::parallel_end, reinterpret_cast<ompt::Callback>(&on_parallel_end)) == ompt::set_always && ends;
     g_kmp_state.sees_region_ends.store(ends ? 1 : 0);

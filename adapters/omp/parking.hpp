@@ -17,6 +17,8 @@
 // pre-assigned). Nobody parks while confinement is in force (Host::parking_wanted, adapter.hpp).
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -30,6 +32,7 @@ namespace apshim::omp_adapter {
 constexpr std::uint64_t kRecheckNs = 1000000;  // escape-rule poll: at most 1 ms of extra delay
 constexpr int kMaxWaits = 1000;                // one park lasts about a second at most
 constexpr int kIdlePolls = 3;                  // barrier parking: others idle this many polls in a row
+constexpr std::uint64_t kTaskWaitNs = 100000;   // barrier parking: how long a first arrival looks for tasks
 constexpr std::uint64_t kFirstAllotmentNs = 20000000;  // the first barrier waits this long for it, once
 
 inline bool beyond_limit(State& s, int index) noexcept {
@@ -88,6 +91,20 @@ inline void park_at_barrier(State& s, ThreadState& t) noexcept {
     // Only while someone still has region work to do: once every other thread has arrived (they
     // may be running tasks inside the barrier), waiting would only hold the barrier up.
     if (!others_engaged(s.slots, t.counters) || others_working_count(s.slots, t.counters, limit) < limit) return;
+    // And only where there are tasks to leave to them. Without tasks (static loops, NPB SP and
+    // LU: a barrier every few microseconds) the barrier is just a meeting point, and a sleep and
+    // a wake-up per barrier cost 2-3x; a thread that comes first lets the CPU go (sched_yield:
+    // confinement may share one CPU with the latecomers) for up to kTaskWaitNs, for the region's
+    // tasks to appear (the single's thread makes them right after it starts) or the others to
+    // arrive, and otherwise enters the barrier as it would without the shim.
+    if (!others_engaged_with_tasks(s.slots, t.counters)) {
+        for (std::uint64_t until = now_ns() + kTaskWaitNs;;) {
+            sched_yield();
+            if (!others_engaged(s.slots, t.counters)) return;
+            if (others_engaged_with_tasks(s.slots, t.counters)) break;
+            if (now_ns() >= until) return;
+        }
+    }
     // The idle rule looks at whole polls (a thread between two tasks is idle for an instant) and
     // wants kIdlePolls of them in a row.
     std::uint64_t last_ns = now_ns(), last_busy = others_busy_total(s.slots, t.counters, now_ticks());

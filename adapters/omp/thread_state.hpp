@@ -41,7 +41,10 @@ APSHIM_HOT inline void attach(State& s, ThreadState& t) noexcept {
     std::uint32_t gen = s.fork_generation.load(std::memory_order_relaxed);
     if (t.counters && t.generation == gen) return;
     t.counters = s.slots.claim(&t.counters);  // given back when this thread exits
-    if (t.counters) t.counters->engaged.store(0, std::memory_order_relaxed);
+    if (t.counters) {
+        t.counters->engaged.store(0, std::memory_order_relaxed);
+        t.counters->made_tasks.store(0, std::memory_order_relaxed);
+    }
     t.generation = gen;
     t.depth = 0;
 }
@@ -103,6 +106,21 @@ APSHIM_HOT inline void drop_parts_not_of(State& s, ThreadState& t, const void* c
 inline void set_engaged(State& s, ThreadState& t, bool engaged) noexcept {
     attach(s, t);
     if (t.counters) t.counters->engaged.store(engaged ? 1 : 0, std::memory_order_release);
+}
+
+// The thread starts its share of a new outermost region: engaged, no task made there yet.
+inline void region_started(State& s, ThreadState& t) noexcept {
+    attach(s, t);
+    if (!t.counters) return;
+    t.counters->made_tasks.store(0, std::memory_order_relaxed);
+    t.counters->engaged.store(1, std::memory_order_release);
+}
+
+// The thread creates a task (once per region reaches other threads: a relaxed load otherwise).
+APSHIM_HOT inline void made_task(State& s, ThreadState& t) noexcept {
+    attach(s, t);
+    if (t.counters && t.counters->made_tasks.load(std::memory_order_relaxed) == 0)
+        t.counters->made_tasks.store(1, std::memory_order_relaxed);
 }
 
 // RAII for the entry points that are wholly a wait (GOMP_barrier, GOMP_taskwait...) or wholly
