@@ -22,6 +22,7 @@ struct alignas(64) ThreadCounters {
     // barriers, waits inside that share (taskwait) included: it still has its part to do.
     std::atomic<std::uint32_t> engaged{0};
     std::atomic<std::uint32_t> made_tasks{0};  // OpenMP: created a task in the current outermost region
+    std::atomic<const void*> team{nullptr};     // OpenMP: which outermost region (concurrent roots differ)
     // Recycling (rare paths only, thread_slots.hpp): the owning thread's pointer to this slot
     // (null while free or when claimed without one), the pool, this slot's index and the next
     // free slot's.
@@ -66,43 +67,48 @@ bool others_busy(Slots& slots, const ThreadCounters* self) noexcept {
     return false;
 }
 
-// How many threads other than `self` are engaged (above) or inside user work right now; counting
-// stops at `enough`.
+// The questions barrier parking asks about the other threads of `self`'s outermost region (a
+// program may run several at once: OpenMP regions forked from TBB workers or pthreads).
+inline bool teammate(const ThreadCounters& c, const ThreadCounters* self) noexcept {
+    return &c != self && c.team.load(std::memory_order_relaxed) == self->team.load(std::memory_order_relaxed);
+}
+
+// How many teammates are engaged (above) or inside user work right now; stops at `enough`.
 template <class Slots>
 int others_working_count(Slots& slots, const ThreadCounters* self, int enough) noexcept {
     int n = 0;
     for (int i = 0, used = slots.used(); i < used && n < enough; ++i)
-        if (&slots[i] != self && (slots[i].engaged.load(std::memory_order_acquire) != 0 ||
-                                   slots[i].busy_since.load(std::memory_order_relaxed) != 0))
+        if (teammate(slots[i], self) && (slots[i].engaged.load(std::memory_order_acquire) != 0 ||
+                                         slots[i].busy_since.load(std::memory_order_relaxed) != 0))
             ++n;
     return n;
 }
 
-// Is a thread other than `self` engaged in its share of an outermost region and making tasks there?
+// Is a teammate engaged in its share of the region and making tasks there?
 template <class Slots>
 bool others_engaged_with_tasks(Slots& slots, const ThreadCounters* self) noexcept {
     for (int i = 0, used = slots.used(); i < used; ++i)
-        if (&slots[i] != self && slots[i].engaged.load(std::memory_order_acquire) != 0 &&
+        if (teammate(slots[i], self) && slots[i].engaged.load(std::memory_order_acquire) != 0 &&
             slots[i].made_tasks.load(std::memory_order_relaxed) != 0)
             return true;
     return false;
 }
 
-// Is a thread other than `self` engaged in its share of an outermost region?
+// Is a teammate engaged in its share of the region?
 template <class Slots>
 bool others_engaged(Slots& slots, const ThreadCounters* self) noexcept {
     for (int i = 0, used = slots.used(); i < used; ++i)
-        if (&slots[i] != self && slots[i].engaged.load(std::memory_order_acquire) != 0) return true;
+        if (teammate(slots[i], self) && slots[i].engaged.load(std::memory_order_acquire) != 0) return true;
     return false;
 }
 
-// Busy time of every thread other than `self` up to `now` (open intervals included): two reads
-// some time apart tell whether anyone else did user work in between.
+// Busy time of the teammates up to `now` (open intervals included): two reads some time apart
+// tell whether any of them did user work in between.
 template <class Slots>
 std::uint64_t others_busy_total(Slots& slots, const ThreadCounters* self, std::uint64_t now) noexcept {
     std::uint64_t sum = 0;
     for (int i = 0, used = slots.used(); i < used; ++i)
-        if (&slots[i] != self) sum += busy_until(slots[i], now);
+        if (teammate(slots[i], self)) sum += busy_until(slots[i], now);
     return sum;
 }
 

@@ -71,7 +71,7 @@ void run_region(void* p) {
     bool outermost = get_level && get_level() == 1;
     {
         Frame work(g_gomp_state, t_state, /*wait=*/false);
-        if (outermost) region_started(g_gomp_state, t_state);
+        if (outermost) region_started(g_gomp_state, t_state, p);  // the forking thread's Region: one per team
         r.fn(r.data);
     }
     // The region's end barrier follows inside libgomp, out of reach: this is the thread's

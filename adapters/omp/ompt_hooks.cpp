@@ -47,7 +47,7 @@ void on_parallel_end(ompt::Data*, ompt::Data*, int, const void*) {
     }
 }
 
-void on_implicit_task(int endpoint, ompt::Data*, ompt::Data* task, unsigned, unsigned index, int flags) {
+void on_implicit_task(int endpoint, ompt::Data* region, ompt::Data* task, unsigned, unsigned index, int flags) {
     if (flags & ompt::task_initial) return;  // the program's serial code is not OpenMP work
     State& s = g_kmp_state;
     ThreadState& t = t_state;
@@ -55,7 +55,7 @@ void on_implicit_task(int endpoint, ompt::Data*, ompt::Data* task, unsigned, uns
         if (t.level++ == 0) {  // a new outermost region: nothing of the last one is still open
             while (t.depth > 0) pop_frame(s, t);
             t.team_index = static_cast<int>(index);
-            region_started(s, t);
+            region_started(s, t, region);
         }
         push_frame(s, t, /*wait=*/false, task);
     } else if (endpoint == ompt::scope_end) {

@@ -44,6 +44,7 @@ APSHIM_HOT inline void attach(State& s, ThreadState& t) noexcept {
     if (t.counters) {
         t.counters->engaged.store(0, std::memory_order_relaxed);
         t.counters->made_tasks.store(0, std::memory_order_relaxed);
+        t.counters->team.store(nullptr, std::memory_order_relaxed);
     }
     t.generation = gen;
     t.depth = 0;
@@ -108,10 +109,12 @@ inline void set_engaged(State& s, ThreadState& t, bool engaged) noexcept {
     if (t.counters) t.counters->engaged.store(engaged ? 1 : 0, std::memory_order_release);
 }
 
-// The thread starts its share of a new outermost region: engaged, no task made there yet.
-inline void region_started(State& s, ThreadState& t) noexcept {
+// The thread starts its share of a new outermost region, `team` (any address its threads share):
+// engaged, no task made there yet.
+inline void region_started(State& s, ThreadState& t, const void* team) noexcept {
     attach(s, t);
     if (!t.counters) return;
+    t.counters->team.store(team, std::memory_order_relaxed);
     t.counters->made_tasks.store(0, std::memory_order_relaxed);
     t.counters->engaged.store(1, std::memory_order_release);
 }
