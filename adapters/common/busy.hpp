@@ -18,6 +18,11 @@ struct alignas(64) ThreadCounters {
     std::atomic<std::uint64_t> busy_ns{0};     // completed busy intervals
     std::atomic<std::uint64_t> busy_since{0};  // start of the open busy interval, 0 when not busy
     std::atomic<std::uint64_t> events{0};      // tasks/chunks begun (activity indicator)
+    // OpenMP: 1 while the thread is in its share of an outermost region and not at one of its
+    // barriers, waits inside that share (taskwait) included: it still has its part to do.
+    std::atomic<std::uint32_t> engaged{0};
+    std::atomic<std::uint32_t> made_tasks{0};  // OpenMP: created a task in the current outermost region
+    std::atomic<const void*> team{nullptr};     // OpenMP: which outermost region (concurrent roots differ)
     // Recycling (rare paths only, thread_slots.hpp): the owning thread's pointer to this slot
     // (null while free or when claimed without one), the pool, this slot's index and the next
     // free slot's.
@@ -60,6 +65,51 @@ bool others_busy(Slots& slots, const ThreadCounters* self) noexcept {
     for (int i = 0, n = slots.used(); i < n; ++i)
         if (&slots[i] != self && slots[i].busy_since.load(std::memory_order_relaxed) != 0) return true;
     return false;
+}
+
+// The questions barrier parking asks about the other threads of `self`'s outermost region (a
+// program may run several at once: OpenMP regions forked from TBB workers or pthreads).
+inline bool teammate(const ThreadCounters& c, const ThreadCounters* self) noexcept {
+    return &c != self && c.team.load(std::memory_order_relaxed) == self->team.load(std::memory_order_relaxed);
+}
+
+// How many teammates are engaged (above) or inside user work right now; stops at `enough`.
+template <class Slots>
+int others_working_count(Slots& slots, const ThreadCounters* self, int enough) noexcept {
+    int n = 0;
+    for (int i = 0, used = slots.used(); i < used && n < enough; ++i)
+        if (teammate(slots[i], self) && (slots[i].engaged.load(std::memory_order_acquire) != 0 ||
+                                         slots[i].busy_since.load(std::memory_order_relaxed) != 0))
+            ++n;
+    return n;
+}
+
+// Is a teammate engaged in its share of the region and making tasks there?
+template <class Slots>
+bool others_engaged_with_tasks(Slots& slots, const ThreadCounters* self) noexcept {
+    for (int i = 0, used = slots.used(); i < used; ++i)
+        if (teammate(slots[i], self) && slots[i].engaged.load(std::memory_order_acquire) != 0 &&
+            slots[i].made_tasks.load(std::memory_order_relaxed) != 0)
+            return true;
+    return false;
+}
+
+// Is a teammate engaged in its share of the region?
+template <class Slots>
+bool others_engaged(Slots& slots, const ThreadCounters* self) noexcept {
+    for (int i = 0, used = slots.used(); i < used; ++i)
+        if (teammate(slots[i], self) && slots[i].engaged.load(std::memory_order_acquire) != 0) return true;
+    return false;
+}
+
+// Busy time of the teammates up to `now` (open intervals included): two reads some time apart
+// tell whether any of them did user work in between.
+template <class Slots>
+std::uint64_t others_busy_total(Slots& slots, const ThreadCounters* self, std::uint64_t now) noexcept {
+    std::uint64_t sum = 0;
+    for (int i = 0, used = slots.used(); i < used; ++i)
+        if (teammate(slots[i], self)) sum += busy_until(slots[i], now);
+    return sum;
 }
 
 }  // namespace apshim

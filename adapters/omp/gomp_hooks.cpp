@@ -67,8 +67,19 @@ APSHIM_UNCHECKED_READ Region handed_over(const Region* p) noexcept {
 
 void run_region(void* p) {
     Region r = handed_over(static_cast<const Region*>(p));
-    Frame work(g_gomp_state, t_state, /*wait=*/false);
-    r.fn(r.data);
+    auto get_level = gomp.level.get();
+    bool outermost = get_level && get_level() == 1;
+    {
+        Frame work(g_gomp_state, t_state, /*wait=*/false);
+        if (outermost) region_started(g_gomp_state, t_state, p);  // the forking thread's Region: one per team
+        r.fn(r.data);
+    }
+    // The region's end barrier follows inside libgomp, out of reach: this is the thread's
+    // arrival there (gcc folds a single's barrier into it, as in `parallel` + `single`).
+    if (outermost) {
+        Frame wait(g_gomp_state, t_state, /*wait=*/true);
+        at_barrier(g_gomp_state, t_state);
+    }
 }
 
 // The team for a region about to start, capped by the allotment when outermost. Lives for the
@@ -200,12 +211,28 @@ APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
         Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
         return real_fn args;                                                                                 \
     }
-APSHIM_GOMP_WAIT(void, GOMP_barrier, (), ())
-APSHIM_GOMP_WAIT(bool, GOMP_barrier_cancel, (), ())
-APSHIM_GOMP_WAIT(void, GOMP_loop_end, (), ())
-APSHIM_GOMP_WAIT(bool, GOMP_loop_end_cancel, (), ())
-APSHIM_GOMP_WAIT(void, GOMP_sections_end, (), ())
-APSHIM_GOMP_WAIT(bool, GOMP_sections_end_cancel, (), ())
+// Barriers: the same, and a thread beyond what the allotment admits waits before entering
+// (parking.hpp: park_at_barrier).
+#define APSHIM_GOMP_BARRIER(R, name)                                                                         \
+    APSHIM_GOMP_NEXT_FN(R (*)(), name)                                                                       \
+    APSHIM_EXPORT R name() {                                                                                 \
+        auto real_fn = apshim::must_exist(next_##name.get(), #name);                                         \
+        if (!apshim::host().enabled()) return real_fn();                                                     \
+        Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
+        auto get_level = gomp.level.get();                                                                   \
+        if (!get_level || get_level() != 1) return real_fn();                                                \
+        at_barrier(g_gomp_state, t_state);                                                                   \
+        struct Reengage {                                                                                    \
+            ~Reengage() { set_engaged(g_gomp_state, t_state, true); }                                        \
+        } reengage;                                                                                          \
+        return real_fn();                                                                                    \
+    }
+APSHIM_GOMP_BARRIER(void, GOMP_barrier)
+APSHIM_GOMP_BARRIER(bool, GOMP_barrier_cancel)
+APSHIM_GOMP_BARRIER(void, GOMP_loop_end)
+APSHIM_GOMP_BARRIER(bool, GOMP_loop_end_cancel)
+APSHIM_GOMP_BARRIER(void, GOMP_sections_end)
+APSHIM_GOMP_BARRIER(bool, GOMP_sections_end_cancel)
 APSHIM_GOMP_WAIT(void, GOMP_taskwait, (), ())
 APSHIM_GOMP_WAIT(void, GOMP_taskwait_depend, (void** depend), (depend))
 APSHIM_GOMP_WAIT(void, GOMP_taskgroup_end, (), ())
@@ -219,6 +246,7 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
                              long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
                              void* detach) {
     auto real_fn = apshim::must_exist(next_GOMP_task.get(), "GOMP_task");
+    if (apshim::host().enabled()) made_task(g_gomp_state, t_state);
     if (!on() || (flags & kTaskFlagDetach) || arg_size < 0 || arg_size > kMaxWrappedTaskData || arg_align < 1 ||
         (arg_align & (arg_align - 1)) != 0)
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);

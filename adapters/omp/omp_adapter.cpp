@@ -65,6 +65,7 @@ void OmpAdapter::after_fork_child() {
     state_.slots.reset_after_fork();
     state_.fork_generation.fetch_add(1);
     state_.seen.store(false);
+    state_.waited_for_first.store(false);
     state_.limit.store(kNotStarted);
     state_.team_limit.store(kNotStarted);
     recent_limits_.reset();

@@ -23,12 +23,27 @@ struct StartToolResult {
     Data tool_data;
 };
 
-enum CallbackId : int { parallel_begin = 3, parallel_end = 4, task_schedule = 6, implicit_task = 7, sync_region_wait = 16 };
+enum CallbackId : int {
+    parallel_begin = 3,
+    parallel_end = 4,
+    task_create = 5,
+    task_schedule = 6,
+    implicit_task = 7,
+    sync_region_wait = 16
+};
+// ompt_sync_region_t: the barriers (1 and 2 are OpenMP 5.0's names, which libomp 14 still
+// reports), as opposed to taskwait (5), taskgroup (6) and reduction (7).
+inline bool is_barrier(int sync_kind) noexcept {
+    switch (sync_kind) {
+    case 1: case 2: case 3: case 4: case 8: case 9: case 10: return true;
+    default: return false;
+    }
+}
 enum SetResult : int { set_error = 0, set_never = 1, set_always = 5 };
 using SetCallback = int (*)(int event, Callback callback);
 
 enum Endpoint : int { scope_begin = 1, scope_end = 2, scope_beginend = 3 };
-enum TaskFlag : int { task_initial = 0x1 };
+enum TaskFlag : int { task_initial = 0x1, task_explicit = 0x4 };
 enum TaskStatus : int {
     task_complete = 1,
     task_yield = 2,

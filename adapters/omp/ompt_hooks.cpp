@@ -2,7 +2,9 @@
 // ompt_start_tool this library exports; research/libomp-hooks.md). Three callbacks keep each
 // thread's work/wait stack (thread_state.hpp):
 //   implicit_task     a thread's share of a region: work
-//   sync_region_wait  barrier, taskwait, taskgroup, reduction waits: wait
+//   sync_region_wait  barrier, taskwait, taskgroup, reduction waits: wait; at a barrier, a thread
+//                     beyond what the allotment admits waits first (parking.hpp: park_at_barrier)
+//   task_create       an explicit task is made: the thread's region has tasks (barrier parking)
 //   task_schedule     an explicit task starts (work, pushed over whatever it runs inside) or
 //                     ends (popped). No parking here: the thread has dequeued the task, and a
 //                     teammate may wait for it in a taskwait (parking here turned BOTS fib from
@@ -12,6 +14,7 @@
 #include <cstdlib>
 
 #include "adapters/omp/ompt_abi.hpp"
+#include "adapters/omp/parking.hpp"
 #include "adapters/omp/thread_state.hpp"
 
 namespace apshim::omp_adapter {
@@ -44,7 +47,7 @@ void on_parallel_end(ompt::Data*, ompt::Data*, int, const void*) {
     }
 }
 
-void on_implicit_task(int endpoint, ompt::Data*, ompt::Data*, unsigned, unsigned index, int flags) {
+void on_implicit_task(int endpoint, ompt::Data* region, ompt::Data* task, unsigned, unsigned index, int flags) {
     if (flags & ompt::task_initial) return;  // the program's serial code is not OpenMP work
     State& s = g_kmp_state;
     ThreadState& t = t_state;
@@ -52,23 +55,44 @@ void on_implicit_task(int endpoint, ompt::Data*, ompt::Data*, unsigned, unsigned
         if (t.level++ == 0) {  // a new outermost region: nothing of the last one is still open
             while (t.depth > 0) pop_frame(s, t);
             t.team_index = static_cast<int>(index);
+            region_started(s, t, region);
         }
-        push_frame(s, t, /*wait=*/false);
+        push_frame(s, t, /*wait=*/false, task);
     } else if (endpoint == ompt::scope_end) {
+        drop_parts_not_of(s, t, task);
         pop_frame(s, t);
-        if (t.level > 0 && --t.level == 0)
+        if (t.level > 0 && --t.level == 0) {
             while (t.depth > 0) pop_frame(s, t);
+            set_engaged(s, t, false);
+        }
     }
 }
 
-void on_sync_region_wait(int, int endpoint, ompt::Data*, ompt::Data*, const void*) {
-    if (endpoint == ompt::scope_begin) push_frame(g_kmp_state, t_state, /*wait=*/true);
-    else if (endpoint == ompt::scope_end) pop_frame(g_kmp_state, t_state);
-}
-
-void on_task_schedule(ompt::Data*, int prior_status, ompt::Data* next) {
+void on_sync_region_wait(int kind, int endpoint, ompt::Data*, ompt::Data* task, const void*) {
     State& s = g_kmp_state;
     ThreadState& t = t_state;
+    drop_parts_not_of(s, t, task);  // `task` is the one waiting
+    // A barrier of an outermost region is met in the thread's implicit task (never inside an
+    // explicit one), whose frame is the first: anything above it is a leftover.
+    // At its end, the barrier's wait frame is the second.
+    bool outermost_barrier = ompt::is_barrier(kind) && t.level == 1;
+    if (endpoint == ompt::scope_begin) {
+        if (outermost_barrier)
+            while (t.depth > 1) pop_frame(s, t);
+        push_frame(s, t, /*wait=*/true);
+        if (outermost_barrier) at_barrier(s, t);
+    } else if (endpoint == ompt::scope_end) {
+        if (outermost_barrier)
+            while (t.depth > 2) pop_frame(s, t);
+        pop_frame(s, t);
+        if (outermost_barrier) set_engaged(s, t, true);
+    }
+}
+
+void on_task_schedule(ompt::Data* prior, int prior_status, ompt::Data* next) {
+    State& s = g_kmp_state;
+    ThreadState& t = t_state;
+    drop_parts_not_of(s, t, prior);  // `prior` is the task this thread was in
     switch (prior_status) {
     case ompt::task_complete:
     case ompt::task_cancel:
@@ -78,11 +102,16 @@ void on_task_schedule(ompt::Data*, int prior_status, ompt::Data* next) {
         break;
     case ompt::task_switch:
     case ompt::task_yield:
-        if (next) push_frame(s, t, /*wait=*/false);
+        if (next) push_frame(s, t, /*wait=*/false, next);
         break;
     default:  // early/late fulfill of a detached task: no body starts or ends here
         break;
     }
+}
+
+void on_task_create(ompt::Data*, const void*, ompt::Data*, int flags, int, const void*) {
+    if (!(flags & ompt::task_explicit)) return;
+    made_task(g_kmp_state, t_state);
 }
 
 int initialize(ompt::Lookup lookup, int, ompt::Data*) {
@@ -92,6 +121,7 @@ int initialize(ompt::Lookup lookup, int, ompt::Data*) {
     ok = set(ompt::sync_region_wait, reinterpret_cast<ompt::Callback>(&on_sync_region_wait)) == ompt::set_always && ok;
     ok = set(ompt::task_schedule, reinterpret_cast<ompt::Callback>(&on_task_schedule)) == ompt::set_always && ok;
     g_kmp_state.measuring.store(ok ? 1 : 0);
+    set(ompt::task_create, reinterpret_cast<ompt::Callback>(&on_task_create));  // without it, no barrier parking
     bool ends = set(ompt::parallel_begin, reinterpret_cast<ompt::Callback>(&on_parallel_begin)) == ompt::set_always;
     ends = set(ompt::parallel_end, reinterpret_cast<ompt::Callback>(&on_parallel_end)) == ompt::set_always && ends;
     g_kmp_state.sees_region_ends.store(ends ? 1 : 0);

@@ -17,6 +17,8 @@
 // pre-assigned). Nobody parks while confinement is in force (Host::parking_wanted, adapter.hpp).
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -29,6 +31,9 @@ namespace apshim::omp_adapter {
 
 constexpr std::uint64_t kRecheckNs = 1000000;  // escape-rule poll: at most 1 ms of extra delay
 constexpr int kMaxWaits = 1000;                // one park lasts about a second at most
+constexpr int kIdlePolls = 3;                  // barrier parking: others idle this many polls in a row
+constexpr std::uint64_t kTaskWaitNs = 100000;   // barrier parking: how long a first arrival looks for tasks
+constexpr std::uint64_t kFirstAllotmentNs = 20000000;  // the first barrier waits this long for it, once
 
 inline bool beyond_limit(State& s, int index) noexcept {
     int limit = s.limit.load(std::memory_order_relaxed);
@@ -49,6 +54,90 @@ inline void park(State& s, ThreadState& t, int index) noexcept {
 // are left alone (their size is the program's business).
 inline void park_if_surplus(State& s, ThreadState& t, int index, int level) noexcept {
     if (level == 1 && index > 0 && beyond_limit(s, index) && host().parking_wanted()) park(s, t, index);
+}
+
+// At a barrier: a thread arriving there holds no task and no iteration, and nobody's user code can
+// be waiting for it (whatever it had to do before the barrier is done). While as many other
+// threads as the allotment admits are still working (engaged in their share of the region, or
+// running tasks), it waits here instead of entering the barrier, where the runtime would have it
+// steal their tasks: with a team wider than the allotment (OpenMP keeps the promised team, and
+// confinement shares the allotment's CPUs among it), those steals made the threads take turns on
+// one CPU, libomp yielding after every task (omp_pair's fib: 120 000 context switches in 0.3 s).
+// Only its teammates' arrival at the barrier can need it, so it goes on when
+//   - no other thread is engaged any more: the last one reached a barrier (arrived_at_barrier
+//     wakes the lot; a poll sees it too), or
+//   - the other threads did no work at all for kIdlePolls polls (they wait, possibly for us), or
+//   - the allotment rises or is released (set_active/release wake the lot), or
+//   - kMaxWaits polls passed (about a second: a mistake costs time, never a hang).
+// Outermost regions only (nested teams are the program's business). The caller has pushed the
+// barrier's wait frame and cleared its thread's engaged flag.
+inline void park_at_barrier(State& s, ThreadState& t) noexcept {
+    int limit = s.limit.load(std::memory_order_relaxed);
+    if (limit == kNotStarted) {
+        // The first region's threads reach their first barrier before the controller has the
+        // first allotment (the join follows the first fork by about a millisecond); a program of
+        // one long region would never be held to it. Once per process, the first thread to get
+        // here waits up to kFirstAllotmentNs for it (set_active wakes the lot).
+        if (!s.seen.load(std::memory_order_relaxed) || s.waited_for_first.exchange(true)) return;
+        std::uint64_t until = now_ns() + kFirstAllotmentNs;
+        park_until(s.lot, s.parked, ParkBounds{kFirstAllotmentNs, 1000, kFirstAllotmentNs},
+                   [&] { return s.limit.load(std::memory_order_relaxed) != kNotStarted || now_ns() >= until; });
+        limit = s.limit.load(std::memory_order_relaxed);
+    }
+    if (limit <= 0) return;
+    // Read before counting: an arrival after this read is seen by may_go_on, and one before it
+    // has cleared its thread's engaged flag for the count (release/acquire on the counter).
+    std::uint32_t arrivals = s.last_arrivals.load(std::memory_order_acquire);
+    // Only while someone still has region work to do: once every other thread has arrived (they
+    // may be running tasks inside the barrier), waiting would only hold the barrier up.
+    if (!others_engaged(s.slots, t.counters) || others_working_count(s.slots, t.counters, limit) < limit) return;
+    // And only where there are tasks to leave to them. Without tasks (static loops, NPB SP and
+    // LU: a barrier every few microseconds) the barrier is just a meeting point, and a sleep and
+    // a wake-up per barrier cost 2-3x; a thread that comes first lets the CPU go (sched_yield:
+    // confinement may share one CPU with the latecomers) for up to kTaskWaitNs, for the region's
+    // tasks to appear (the single's thread makes them right after it starts) or the others to
+    // arrive, and otherwise enters the barrier as it would without the shim.
+    if (!others_engaged_with_tasks(s.slots, t.counters)) {
+        for (std::uint64_t until = now_ns() + kTaskWaitNs;;) {
+            sched_yield();
+            if (!others_engaged(s.slots, t.counters)) return;
+            if (others_engaged_with_tasks(s.slots, t.counters)) break;
+            if (now_ns() >= until) return;
+        }
+    }
+    // The idle rule looks at whole polls (a thread between two tasks is idle for an instant) and
+    // wants kIdlePolls of them in a row.
+    std::uint64_t last_ns = now_ns(), last_busy = others_busy_total(s.slots, t.counters, now_ticks());
+    int idle_polls = 0;
+    park_until(s.lot, s.parked, ParkBounds{kRecheckNs, kMaxWaits, 0}, [&] {
+        int l = s.limit.load(std::memory_order_relaxed);
+        if (l <= 0 || l > limit || s.last_arrivals.load(std::memory_order_acquire) != arrivals ||
+            !others_engaged(s.slots, t.counters))
+            return true;
+        std::uint64_t ns = now_ns();
+        if (ns - last_ns < kRecheckNs / 2) return false;
+        std::uint64_t busy = others_busy_total(s.slots, t.counters, now_ticks());
+        idle_polls = busy == last_busy ? idle_polls + 1 : 0;
+        last_ns = ns;
+        last_busy = busy;
+        return idle_polls >= kIdlePolls;
+    });
+}
+
+// A thread reaching a barrier: when no other thread is still engaged in the region, the barrier
+// needs the threads parked at barriers, and they may go on.
+inline void arrived_at_barrier(State& s, ThreadState& t) noexcept {
+    if (s.limit.load(std::memory_order_relaxed) <= 0 || others_engaged(s.slots, t.counters)) return;
+    s.last_arrivals.fetch_add(1, std::memory_order_acq_rel);
+    if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
+}
+
+// A thread of an outermost region reaching one of its barriers (wait frame pushed): no longer
+// engaged; wakes the parked when it was the last engaged one, else may park itself.
+inline void at_barrier(State& s, ThreadState& t) noexcept {
+    set_engaged(s, t, false);
+    arrived_at_barrier(s, t);
+    park_at_barrier(s, t);
 }
 
 // A chunk fetch returned "no more chunks": release every parked thread.

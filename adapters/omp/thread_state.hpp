@@ -14,12 +14,17 @@
 
 namespace apshim::omp_adapter {
 
+// The per-task path (a few callbacks per task, tests/cost counts its instructions): kept inline
+// in the hooks, which gcc stops doing on its own once the callers grow.
+#define APSHIM_HOT __attribute__((always_inline))
+
 struct ThreadState {
     static constexpr int kTracked = 256;  // deeper frames (deep task recursion) count as work
     ThreadCounters* counters = nullptr;
     std::uint32_t generation = 0;
     int depth = 0;
     std::uint64_t wait_bits[kTracked / 64] = {};  // bit set: that frame is a wait
+    const void* tags[kTracked] = {};              // the task a work frame belongs to (OMPT), or null
     int team_index = 0;  // in the innermost implicit task (OMPT), for parking decisions
     int level = 0;       // nesting of implicit tasks (OMPT): 1 = outermost region
 };
@@ -32,15 +37,20 @@ inline bool is_busy(const ThreadState& t) noexcept { return t.depth > 0 && !fram
 
 // The thread's slot, claimed on first use and again after fork() (the child forgets all slots)
 // or after the thread's exit handler gave it back (a hook running late in the thread's exit).
-inline void attach(State& s, ThreadState& t) noexcept {
+APSHIM_HOT inline void attach(State& s, ThreadState& t) noexcept {
     std::uint32_t gen = s.fork_generation.load(std::memory_order_relaxed);
     if (t.counters && t.generation == gen) return;
     t.counters = s.slots.claim(&t.counters);  // given back when this thread exits
+    if (t.counters) {
+        t.counters->engaged.store(0, std::memory_order_relaxed);
+        t.counters->made_tasks.store(0, std::memory_order_relaxed);
+        t.counters->team.store(nullptr, std::memory_order_relaxed);
+    }
     t.generation = gen;
     t.depth = 0;
 }
 
-inline void account(ThreadState& t, bool was_busy) noexcept {
+APSHIM_HOT inline void account(ThreadState& t, bool was_busy) noexcept {
     bool busy = is_busy(t);
     if (busy == was_busy || !t.counters) return;
     std::uint64_t now = now_ticks();
@@ -52,23 +62,68 @@ inline void account(ThreadState& t, bool was_busy) noexcept {
     }
 }
 
-inline void push_frame(State& s, ThreadState& t, bool wait) noexcept {
+// `tag`: the task whose body (or share of a region) the frame stands for, when the runtime names
+// it (OMPT task data); null for waits and where it does not.
+APSHIM_HOT inline void push_frame(State& s, ThreadState& t, bool wait, const void* tag = nullptr) noexcept {
     attach(s, t);
     bool was = is_busy(t);
     int i = t.depth++;
     if (i < ThreadState::kTracked) {
         std::uint64_t bit = std::uint64_t{1} << (i % 64);
         t.wait_bits[i / 64] = wait ? (t.wait_bits[i / 64] | bit) : (t.wait_bits[i / 64] & ~bit);
+        t.tags[i] = tag;
     }
     account(t, was);
 }
 
-inline void pop_frame(State& s, ThreadState& t) noexcept {
+APSHIM_HOT inline void pop_frame(State& s, ThreadState& t) noexcept {
     attach(s, t);
     if (t.depth == 0) return;  // an end without its begin (tool attached mid-region, or fork)
     bool was = is_busy(t);
     --t.depth;
     account(t, was);
+}
+
+// Drops the work frames on top that belong to a task other than `current`, the task the runtime
+// says this thread is in now; stops at a wait or at `current`'s own frame. libomp reports no
+// event when one part of an untied task returns to the scheduler (its __kmp_task_finish returns
+// early while parts remain), so that part's frame would stay on top and the thread read busy
+// from then on (BOTS fib, untied: threads waiting in a barrier measured as working).
+// Waits carry no tag, so the usual case (a wait or `current`'s own frame on top) is one load.
+APSHIM_HOT inline void drop_parts_not_of(State& s, ThreadState& t, const void* current) noexcept {
+    for (;;) {
+        int d = t.depth;
+        if (d <= 0) return;
+        if (d <= ThreadState::kTracked) {
+            const void* top = t.tags[d - 1];
+            if (top == nullptr || top == current) return;
+        }
+        pop_frame(s, t);  // a leftover part (or an untracked frame, where such parts pile up)
+    }
+}
+
+// The thread starts (true) or ends (false) its part of an outermost region's work: between its
+// implicit task's start and a barrier, between a barrier and the next one or the region's end.
+inline void set_engaged(State& s, ThreadState& t, bool engaged) noexcept {
+    attach(s, t);
+    if (t.counters) t.counters->engaged.store(engaged ? 1 : 0, std::memory_order_release);
+}
+
+// The thread starts its share of a new outermost region, `team` (any address its threads share):
+// engaged, no task made there yet.
+inline void region_started(State& s, ThreadState& t, const void* team) noexcept {
+    attach(s, t);
+    if (!t.counters) return;
+    t.counters->team.store(team, std::memory_order_relaxed);
+    t.counters->made_tasks.store(0, std::memory_order_relaxed);
+    t.counters->engaged.store(1, std::memory_order_release);
+}
+
+// The thread creates a task (once per region reaches other threads: a relaxed load otherwise).
+APSHIM_HOT inline void made_task(State& s, ThreadState& t) noexcept {
+    attach(s, t);
+    if (t.counters && t.counters->made_tasks.load(std::memory_order_relaxed) == 0)
+        t.counters->made_tasks.store(1, std::memory_order_relaxed);
 }
 
 // RAII for the entry points that are wholly a wait (GOMP_barrier, GOMP_taskwait...) or wholly

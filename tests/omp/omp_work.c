@@ -8,7 +8,9 @@
  *                                     items of ITEM_US us
  *   omp_work loopy NTASKS TASK_MS     LOOPY: one region, one loop spawning NTASKS equal tasks
  *   [SERIAL_MS]                       imbalanced, static: serial work after every region
- * stdout: "<mode> ... checksum=<c> time_s=<t>"; stderr: "team <size>" once per region. */
+ * stdout: "<mode> ... checksum=<c> time_s=<t>"; stderr: "team <size>" once per region, and for
+ * fib "fib_tasks rep <r> by_single <n> by_others <m>": tasks run by the thread that ran the single
+ * and by its teammates. */
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,14 +22,31 @@
 
 static void report_team(void) { fprintf(stderr, "team %d\n", omp_get_num_threads()); }
 
+/* Tasks run by each thread (team index) in the current region. */
+static long tasks_run[256];
+
+static void count_task(void) {
+    int me = omp_get_thread_num();
+    if (me < 256) {
+#pragma omp atomic
+        tasks_run[me]++;
+    }
+}
+
 static long fib(int n, int cutoff) {
     if (n < 2) return n;
     if (n <= cutoff) return fib(n - 1, cutoff) + fib(n - 2, cutoff);
     long a, b;
 #pragma omp task shared(a) firstprivate(n, cutoff)
-    a = fib(n - 1, cutoff);
+    {
+        count_task();
+        a = fib(n - 1, cutoff);
+    }
 #pragma omp task shared(b) firstprivate(n, cutoff)
-    b = fib(n - 2, cutoff);
+    {
+        count_task();
+        b = fib(n - 2, cutoff);
+    }
 #pragma omp taskwait
     return a + b;
 }
@@ -45,12 +64,19 @@ int main(int argc, char** argv) {
         int reps = serial > 0 ? serial : 1; /* fib's last argument is REPS, not SERIAL_MS */
         for (int r = 0; r < reps; ++r) {
             long x = 0;
+            int single_thread = 0;
+            memset(tasks_run, 0, sizeof tasks_run);
 #pragma omp parallel
 #pragma omp single
             {
                 report_team();
+                single_thread = omp_get_thread_num();
                 x = fib(a, b);
             }
+            long all = 0;
+            for (int i = 0; i < 256; ++i) all += tasks_run[i];
+            fprintf(stderr, "fib_tasks rep %d by_single %ld by_others %ld\n", r, tasks_run[single_thread],
+                    all - tasks_run[single_thread]);
             checksum = checksum * 31 + (unsigned long long)x;
         }
     } else if (!strcmp(mode, "imbalanced")) {
