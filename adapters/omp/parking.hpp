@@ -31,7 +31,7 @@ namespace apshim::omp_adapter {
 
 constexpr std::uint64_t kRecheckNs = 1000000;  // escape-rule poll: at most 1 ms of extra delay
 constexpr int kMaxWaits = 1000;                // one park lasts about a second at most
-constexpr int kIdlePolls = 3;                  // barrier parking: others idle this many polls in a row
+constexpr int kIdlePolls = 20;                 // barrier parking: others idle this many polls in a row
 constexpr std::uint64_t kTaskWaitNs = 100000;   // barrier parking: how long a first arrival looks for tasks
 constexpr std::uint64_t kFirstAllotmentNs = 20000000;  // the first barrier waits this long for it, once
 
@@ -66,7 +66,8 @@ inline void park_if_surplus(State& s, ThreadState& t, int index, int level) noex
 // Only its teammates' arrival at the barrier can need it, so it goes on when
 //   - no other thread is engaged any more: the last one reached a barrier (arrived_at_barrier
 //     wakes the lot; a poll sees it too), or
-//   - the other threads did no work at all for kIdlePolls polls (they wait, possibly for us), or
+//   - the other threads did no work at all for kIdlePolls polls (they wait, possibly for us; fewer
+//     polls let threads go whenever a loaded machine kept the working one off its CPU), or
 //   - the allotment rises or is released (set_active/release wake the lot), or
 //   - kMaxWaits polls passed (about a second: a mistake costs time, never a hang).
 // Outermost regions only (nested teams are the program's business). The caller has pushed the

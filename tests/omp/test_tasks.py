@@ -46,10 +46,12 @@ for name, argv in (("LOOPY", loopy), ("fib", fib)):
     if name == "fib":
         # At allotment 1 the teammate waits at the single's barrier while the single's thread is
         # still engaged (adapters/omp/parking.hpp: park_at_barrier) instead of stealing its tasks:
-        # they took turns on the one CPU (libomp: a sched_yield after every task). Later regions
-        # only: the first may start before the first allotment is known.
+        # they took turns on the one CPU (libomp: a sched_yield after every task). Regions 2-6 (the
+        # first may start before the first allotment is known); on a loaded machine a teammate
+        # may still get away once the single's thread looks idle for a while, so the check is that
+        # in some region the teammates ran no task at all (before: 40-60% with libomp, 5-12% with
+        # libgomp, in every region).
         shares = [(int(f[4]), int(f[6])) for f in (l.split() for l in err.splitlines() if l.startswith("fib_tasks"))]
-        late = shares[3:]
-        check.expect(late and all(o * 10 <= s + o for s, o in late),
-                     f"fib throttled: the single's teammates ran at most 10% of the tasks in regions 4-6 ((single, others): {shares})")
+        check.expect(any(o == 0 for _, o in shares[1:]),
+                     f"fib throttled: in some region the single's teammates left all tasks to it ((single, others): {shares})")
 check.done()
