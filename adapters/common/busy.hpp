@@ -73,33 +73,25 @@ inline bool teammate(const ThreadCounters& c, const ThreadCounters* self) noexce
     return &c != self && c.team.load(std::memory_order_relaxed) == self->team.load(std::memory_order_relaxed);
 }
 
-// How many teammates are engaged (above) or inside user work right now; stops at `enough`.
-template <class Slots>
-int others_working_count(Slots& slots, const ThreadCounters* self, int enough) noexcept {
-    int n = 0;
-    for (int i = 0, used = slots.used(); i < used && n < enough; ++i)
-        if (teammate(slots[i], self) && (slots[i].engaged.load(std::memory_order_acquire) != 0 ||
-                                         slots[i].busy_since.load(std::memory_order_relaxed) != 0))
-            ++n;
-    return n;
-}
+// What `self`'s teammates are doing now, in one pass over the slots.
+struct Teammates {
+    int working = 0;            // engaged (above) or inside user work
+    bool engaged = false;       // one is engaged in its share of the region
+    bool making_tasks = false;  // one of the engaged has made a task there
+};
 
-// Is a teammate engaged in its share of the region and making tasks there?
 template <class Slots>
-bool others_engaged_with_tasks(Slots& slots, const ThreadCounters* self) noexcept {
-    for (int i = 0, used = slots.used(); i < used; ++i)
-        if (teammate(slots[i], self) && slots[i].engaged.load(std::memory_order_acquire) != 0 &&
-            slots[i].made_tasks.load(std::memory_order_relaxed) != 0)
-            return true;
-    return false;
-}
-
-// Is a teammate engaged in its share of the region?
-template <class Slots>
-bool others_engaged(Slots& slots, const ThreadCounters* self) noexcept {
-    for (int i = 0, used = slots.used(); i < used; ++i)
-        if (teammate(slots[i], self) && slots[i].engaged.load(std::memory_order_acquire) != 0) return true;
-    return false;
+Teammates teammates_now(Slots& slots, const ThreadCounters* self) noexcept {
+    Teammates m;
+    for (int i = 0, used = slots.used(); i < used; ++i) {
+        const ThreadCounters& c = slots[i];
+        if (!teammate(c, self)) continue;
+        bool engaged = c.engaged.load(std::memory_order_acquire) != 0;
+        if (engaged || c.busy_since.load(std::memory_order_relaxed) != 0) ++m.working;
+        m.engaged = m.engaged || engaged;
+        m.making_tasks = m.making_tasks || (engaged && c.made_tasks.load(std::memory_order_relaxed) != 0);
+    }
+    return m;
 }
 
 // Busy time of the teammates up to `now` (open intervals included): two reads some time apart

@@ -212,7 +212,7 @@ APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
         return real_fn args;                                                                                 \
     }
 // Barriers: the same, and a thread beyond what the allotment admits waits before entering
-// (parking.hpp: park_at_barrier).
+// (parking.hpp: at_barrier).
 #define APSHIM_GOMP_BARRIER(R, name)                                                                         \
     APSHIM_GOMP_NEXT_FN(R (*)(), name)                                                                       \
     APSHIM_EXPORT R name() {                                                                                 \

@@ -46,7 +46,6 @@ struct State {
     ParkingLot lot;                                 // threads beyond the limit wait here
     std::atomic<int> parked{0};                     // how many wait there now
     std::atomic<std::uint32_t> loops_exhausted{0};  // bumped when a chunk fetch finds a loop done
-    std::atomic<std::uint32_t> last_arrivals{0};    // bumped when the last working thread reaches a barrier
     std::atomic<bool> seen{false};                  // runtime_started() called (again after fork)
     std::atomic<bool> waited_for_first{false};      // a barrier waited for the first allotment (parking.hpp)
     std::atomic<std::uint32_t> fork_generation{0};  // bumped in a fork child: threads re-claim slots

@@ -1,9 +1,9 @@
 // LLVM libomp, inside its threads: apshim is libomp's OMPT tool (libomp calls the
 // ompt_start_tool this library exports; research/libomp-hooks.md). Three callbacks keep each
-// thread's work/wait stack (thread_state.hpp):
+// thread's work/wait stack (thread_state.hpp), and task_create tells barrier parking about tasks:
 //   implicit_task     a thread's share of a region: work
 //   sync_region_wait  barrier, taskwait, taskgroup, reduction waits: wait; at a barrier, a thread
-//                     beyond what the allotment admits waits first (parking.hpp: park_at_barrier)
+//                     beyond what the allotment admits waits first (parking.hpp: at_barrier)
 //   task_create       an explicit task is made: the thread's region has tasks (barrier parking)
 //   task_schedule     an explicit task starts (work, pushed over whatever it runs inside) or
 //                     ends (popped). No parking here: the thread has dequeued the task, and a
@@ -53,7 +53,7 @@ void on_implicit_task(int endpoint, ompt::Data* region, ompt::Data* task, unsign
     ThreadState& t = t_state;
     if (endpoint == ompt::scope_begin) {
         if (t.level++ == 0) {  // a new outermost region: nothing of the last one is still open
-            while (t.depth > 0) pop_frame(s, t);
+            pop_frames_above(s, t, 0);
             t.team_index = static_cast<int>(index);
             region_started(s, t, region);
         }
@@ -62,7 +62,7 @@ void on_implicit_task(int endpoint, ompt::Data* region, ompt::Data* task, unsign
         drop_parts_not_of(s, t, task);
         pop_frame(s, t);
         if (t.level > 0 && --t.level == 0) {
-            while (t.depth > 0) pop_frame(s, t);
+            pop_frames_above(s, t, 0);
             set_engaged(s, t, false);
         }
     }
@@ -77,13 +77,11 @@ void on_sync_region_wait(int kind, int endpoint, ompt::Data*, ompt::Data* task, 
     // At its end, the barrier's wait frame is the second.
     bool outermost_barrier = ompt::is_barrier(kind) && t.level == 1;
     if (endpoint == ompt::scope_begin) {
-        if (outermost_barrier)
-            while (t.depth > 1) pop_frame(s, t);
+        if (outermost_barrier) pop_frames_above(s, t, 1);
         push_frame(s, t, /*wait=*/true);
         if (outermost_barrier) at_barrier(s, t);
     } else if (endpoint == ompt::scope_end) {
-        if (outermost_barrier)
-            while (t.depth > 2) pop_frame(s, t);
+        if (outermost_barrier) pop_frames_above(s, t, 2);
         pop_frame(s, t);
         if (outermost_barrier) set_engaged(s, t, true);
     }

@@ -64,15 +64,16 @@ inline void park_if_surplus(State& s, ThreadState& t, int index, int level) noex
 // confinement shares the allotment's CPUs among it), those steals made the threads take turns on
 // one CPU, libomp yielding after every task (omp_pair's fib: 120 000 context switches in 0.3 s).
 // Only its teammates' arrival at the barrier can need it, so it goes on when
-//   - no other thread is engaged any more: the last one reached a barrier (arrived_at_barrier
-//     wakes the lot; a poll sees it too), or
+//   - no teammate is engaged any more: the last one reached a barrier (and woke the lot; a poll
+//     sees it too), or
 //   - the other threads did no work at all for kIdlePolls polls (they wait, possibly for us; fewer
 //     polls let threads go whenever a loaded machine kept the working one off its CPU), or
 //   - the allotment rises or is released (set_active/release wake the lot), or
 //   - kMaxWaits polls passed (about a second: a mistake costs time, never a hang).
-// Outermost regions only (nested teams are the program's business). The caller has pushed the
-// barrier's wait frame and cleared its thread's engaged flag.
-inline void park_at_barrier(State& s, ThreadState& t) noexcept {
+// Outermost regions only (nested teams are the program's business). Called with the barrier's
+// wait frame pushed.
+inline void at_barrier(State& s, ThreadState& t) noexcept {
+    set_engaged(s, t, false);
     int limit = s.limit.load(std::memory_order_relaxed);
     if (limit == kNotStarted) {
         // The first region's threads reach their first barrier before the controller has the
@@ -86,25 +87,23 @@ inline void park_at_barrier(State& s, ThreadState& t) noexcept {
         limit = s.limit.load(std::memory_order_relaxed);
     }
     if (limit <= 0) return;
-    // Read before counting: an arrival after this read is seen by may_go_on, and one before it
-    // has cleared its thread's engaged flag for the count (release/acquire on the counter).
-    std::uint32_t arrivals = s.last_arrivals.load(std::memory_order_acquire);
-    // Only while someone still has region work to do: once every other thread has arrived (they
-    // may be running tasks inside the barrier), waiting would only hold the barrier up.
-    if (!others_engaged(s.slots, t.counters) || others_working_count(s.slots, t.counters, limit) < limit) return;
-    // And only where there are tasks to leave to them. Without tasks (static loops, NPB SP and
-    // LU: a barrier every few microseconds) the barrier is just a meeting point, and a sleep and
-    // a wake-up per barrier cost 2-3x; a thread that comes first lets the CPU go (sched_yield:
+    Teammates m = teammates_now(s.slots, t.counters);
+    if (!m.engaged) {
+        // The last to arrive: the barrier needs the threads parked at it.
+        if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
+        return;
+    }
+    if (m.working < limit) return;
+    // Only where there are tasks to leave to them. Without tasks (static loops, NPB SP and LU: a
+    // barrier every few microseconds) the barrier is just a meeting point, and a sleep and a
+    // wake-up per barrier cost 2-3x; a thread that comes first lets the CPU go (sched_yield:
     // confinement may share one CPU with the latecomers) for up to kTaskWaitNs, for the region's
     // tasks to appear (the single's thread makes them right after it starts) or the others to
     // arrive, and otherwise enters the barrier as it would without the shim.
-    if (!others_engaged_with_tasks(s.slots, t.counters)) {
-        for (std::uint64_t until = now_ns() + kTaskWaitNs;;) {
-            sched_yield();
-            if (!others_engaged(s.slots, t.counters)) return;
-            if (others_engaged_with_tasks(s.slots, t.counters)) break;
-            if (now_ns() >= until) return;
-        }
+    for (std::uint64_t until = now_ns() + kTaskWaitNs; !m.making_tasks;) {
+        sched_yield();
+        m = teammates_now(s.slots, t.counters);
+        if (!m.engaged || (!m.making_tasks && now_ns() >= until)) return;
     }
     // The idle rule looks at whole polls (a thread between two tasks is idle for an instant) and
     // wants kIdlePolls of them in a row.
@@ -112,9 +111,7 @@ inline void park_at_barrier(State& s, ThreadState& t) noexcept {
     int idle_polls = 0;
     park_until(s.lot, s.parked, ParkBounds{kRecheckNs, kMaxWaits, 0}, [&] {
         int l = s.limit.load(std::memory_order_relaxed);
-        if (l <= 0 || l > limit || s.last_arrivals.load(std::memory_order_acquire) != arrivals ||
-            !others_engaged(s.slots, t.counters))
-            return true;
+        if (l <= 0 || l > limit || !teammates_now(s.slots, t.counters).engaged) return true;
         std::uint64_t ns = now_ns();
         if (ns - last_ns < kRecheckNs / 2) return false;
         std::uint64_t busy = others_busy_total(s.slots, t.counters, now_ticks());
@@ -123,22 +120,6 @@ inline void park_at_barrier(State& s, ThreadState& t) noexcept {
         last_busy = busy;
         return idle_polls >= kIdlePolls;
     });
-}
-
-// A thread reaching a barrier: when no other thread is still engaged in the region, the barrier
-// needs the threads parked at barriers, and they may go on.
-inline void arrived_at_barrier(State& s, ThreadState& t) noexcept {
-    if (s.limit.load(std::memory_order_relaxed) <= 0 || others_engaged(s.slots, t.counters)) return;
-    s.last_arrivals.fetch_add(1, std::memory_order_acq_rel);
-    if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
-}
-
-// A thread of an outermost region reaching one of its barriers (wait frame pushed): no longer
-// engaged; wakes the parked when it was the last engaged one, else may park itself.
-inline void at_barrier(State& s, ThreadState& t) noexcept {
-    set_engaged(s, t, false);
-    arrived_at_barrier(s, t);
-    park_at_barrier(s, t);
 }
 
 // A chunk fetch returned "no more chunks": release every parked thread.

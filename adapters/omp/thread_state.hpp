@@ -84,6 +84,11 @@ APSHIM_HOT inline void pop_frame(State& s, ThreadState& t) noexcept {
     account(t, was);
 }
 
+// Pops frames until `depth` are left.
+APSHIM_HOT inline void pop_frames_above(State& s, ThreadState& t, int depth) noexcept {
+    while (t.depth > depth) pop_frame(s, t);
+}
+
 // Drops the work frames on top that belong to a task other than `current`, the task the runtime
 // says this thread is in now; stops at a wait or at `current`'s own frame. libomp reports no
 // event when one part of an untied task returns to the scheduler (its __kmp_task_finish returns

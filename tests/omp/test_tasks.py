@@ -45,7 +45,7 @@ for name, argv in (("LOOPY", loopy), ("fib", fib)):
         check.expect(used is not None and used <= 1.15, f"{name} throttled: {used and round(used, 2)} processors busy (<= 1.15)")
     if name == "fib":
         # At allotment 1 the teammate waits at the single's barrier while the single's thread is
-        # still engaged (adapters/omp/parking.hpp: park_at_barrier) instead of stealing its tasks:
+        # still engaged (adapters/omp/parking.hpp: at_barrier) instead of stealing its tasks:
         # they took turns on the one CPU (libomp: a sched_yield after every task). Regions 2-6 (the
         # first may start before the first allotment is known); on a loaded machine a teammate
         # may still get away once the single's thread looks idle for a while, so the check is that
