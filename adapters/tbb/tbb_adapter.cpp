@@ -11,6 +11,7 @@
 #include "adapters/common/slot_sampler.hpp"
 #include "adapters/tbb/tbb_abi.hpp"
 #include "adapters/tbb/tbb_state.hpp"
+#include "adapters/tbb/tcm_server.hpp"
 
 namespace apshim::tbb_adapter {
 namespace {
@@ -43,9 +44,16 @@ public:
                 s.limit.store(0);
                 s.lot.wake_all();
             }
+            tcm::set_workers(-1);
             return;
         }
-        if (stalled(s)) n = tbb_default_concurrency();  // no cap while it looks stuck behind it
+        bool stuck = stalled(s);
+        if (stuck) n = tbb_default_concurrency();  // no cap while it looks stuck behind it
+        // oneTBB 2021.11+ asks the shim for its arenas' workers (tcm_server.hpp): the main thread
+        // is one of the allotment's threads, workers the rest.
+        if (tcm::clients() > 0)
+            APSHIM_HOST_LOG_ONCE(Host::Severity::info, "oneTBB uses the shim as its thread composability manager (TCM): its arenas' workers follow the allotment");
+        tcm::set_workers(stuck || s.finalizing.load() > 0 ? -1 : n - 1);
         int old = s.limit.exchange(n);
         // Any worker is as good as another here: wake as many as the rise admits (the others
         // stay parked; they would only find no room and park again).
@@ -84,6 +92,7 @@ public:
         s.limit.store(0);
         s.lot.wake_all();
         release_control();
+        tcm::set_workers(-1);
     }
 
     void release_control() {
@@ -111,6 +120,7 @@ public:
         sampler_.reset();
         last_progress_ns_ = 0;
         tasks_began_ = stall_lifted_ = false;
+        tcm::after_fork_child();
     }
 
 private:
