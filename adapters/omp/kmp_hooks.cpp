@@ -8,14 +8,17 @@
 //    guided chunk (parking.hpp); a fetch that finds the loop done releases the parked. Not
 //    inside a doacross loop (__kmpc_doacross_init .. _fini): libomp's nonmonotonic dynamic
 //    schedule (static_steal) gives each thread its own range up front, so a parked thread can
-//    hold the very iteration its teammates wait for (LLVM's kmp_doacross_check hung; tests/peer).
+//    hold the very iteration its teammates wait for (LLVM's kmp_doacross_check hung; tests/peer);
+//  - __kmpc_flush: while confined, a thread spinning on flushes gives its CPU to a teammate.
 // Measuring is the OMPT tool's job (ompt_hooks.cpp). No locks, no allocation, no logging here.
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
+#include "adapters/common/clock.hpp"
 #include "adapters/common/next_fn.hpp"
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/parking.hpp"
@@ -175,6 +178,30 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_doacross_fini(iden
     DoacrossFini fn = next_doacross_fini.get();
     if (t_doacross > 0) --t_doacross;
     if (fn) fn(loc, gtid);
+}
+
+// `#pragma omp flush` in clang builds. Programs spin on a teammate's flag with it (NPB LU's
+// pipeline: `while (flag[j-1] == 0) { #pragma omp flush }`). Confined to fewer CPUs than threads,
+// such a spinner kept its CPU for a whole time slice (several ms) before the teammate it waits for
+// could run, once per flag: LU.S took 12-15 s against 0.1-0.17 s with one thread. While the job is
+// confined, a thread flushing again within kSpinGapTicks is taken to be spinning and gives its CPU
+// to a teammate (sched_yield, a few hundred ns when nobody else is runnable). Alone, or while the
+// job owns every CPU, one atomic load. gcc inlines flush as a fence: nothing to hook there.
+namespace {
+using Flush = void (*)(ident_t*);
+NextFn<Flush> next_flush{"__kmpc_flush"};
+APSHIM_RESOLVE_AT_LOAD(next_flush)
+constexpr std::uint64_t kSpinGapTicks = 50000;  // about 20 us at 2-3 GHz: a loop, not two separate flushes
+thread_local std::uint64_t t_last_flush = 0;
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void __kmpc_flush(ident_t* loc) {
+    if (Flush fn = next_flush.get()) fn(loc);
+    else __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (apshim::host().parking_wanted()) return;  // not confined (adapter.hpp)
+    std::uint64_t now = apshim::now_ticks(), last = t_last_flush;
+    t_last_flush = now;
+    if (now - last < kSpinGapTicks) sched_yield();
 }
 
 #define APSHIM_KMP_DISPATCH_NEXT(suffix, T)                                                                   \

@@ -188,15 +188,16 @@ void set_workers(int workers) noexcept {
     for (int k = 0; k < n; ++k) {
         Permit& p = g_server.permits[changed[k]];
         tcm_callback_t cb = nullptr;
+        void* arg = nullptr;
         {
             Guard g;
             if (p.live && p.client >= 1 && p.client <= kMaxClients && g_server.connected[p.client - 1])
-                cb = g_server.callbacks[p.client - 1];
+                cb = g_server.callbacks[p.client - 1], arg = p.arg;
         }
         tcm_callback_flags_t flags{};
         flags.new_concurrency = 1;
         // TBB's callback reads the permit back (tcmGetPermitData) and moves its arena's workers.
-        if (cb) cb(reinterpret_cast<tcm_permit_handle_t>(&p), p.arg, flags);
+        if (cb) cb(reinterpret_cast<tcm_permit_handle_t>(&p), arg, flags);
         p.calls.fetch_sub(1);
     }
 }
