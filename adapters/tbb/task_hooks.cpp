@@ -23,6 +23,7 @@
 #include "adapters/common/next_fn.hpp"
 #include "adapters/tbb/tbb_abi.hpp"
 #include "adapters/tbb/tbb_state.hpp"
+#include "adapters/tbb/tcm_server.hpp"
 
 namespace apshim::tbb_adapter {
 namespace {
@@ -256,9 +257,12 @@ APSHIM_RESOLVE_AT_LOAD(next_gc_destroy)
 
 void apshim_tbb_gc_create(ProgramControl& c) {
     auto fn = apshim::must_exist(next_gc_create.get(), APSHIM_TBB_GC_CREATE);
-    if (apshim::host().enabled() && sets_parallelism(c))
-        state().program_sets_parallelism.store(true, std::memory_order_relaxed);
+    bool sets = apshim::host().enabled() && sets_parallelism(c);
+    if (sets) state().program_sets_parallelism.store(true, std::memory_order_relaxed);
     fn(c);
+    // oneTBB applies the new limit to its market, not to the grants of a TCM: the shim's grants
+    // follow it now, before the program's next parallel loop (tcm_server.hpp).
+    if (sets) apshim::tbb_adapter::tcm::regrant();
 }
 
 // tbb::finalize(handle, mode): a blocking finalize waits until the program's arena is destroyed,

@@ -99,21 +99,40 @@ struct Guard {
 };
 
 bool counts(const Permit& p) { return p.live && p.state != TCM_PERMIT_STATE_INACTIVE && p.state != TCM_PERMIT_STATE_VOID; }
-// An arena that asks for workers gets at least one (tcm_server.hpp) and at least its minimum.
-int floor_of(const Permit& p) { return p.max > 0 ? std::max(p.min, 1) : 0; }
 
-// Under the lock: grants for every permit from `workers`; marks each changed one as called.
-// Returns how many it marked, their indexes in `changed`.
-int regrant_all(int* changed) {
+// TBB's own worker limit, max_allowed_parallelism - 1 (the program's global_control, or the
+// shim's). oneTBB applies it to its market but, with a TCM, not to the arenas' grants
+// (tcm_adaptor::set_active_num_workers does nothing): granting past it put 8 bodies in flight
+// under a limit of 7 (oneTBB's conformance_global_control at APSHIM_P=8). Asked outside the
+// server's lock: TBB takes its control list's lock.
+using ActiveValue = std::size_t (*)(int);
+apshim::NextFn<ActiveValue> g_active_value{"_ZN3tbb6detail2r127global_control_active_valueEi"};
+APSHIM_RESOLVE_AT_LOAD(g_active_value)
+constexpr int kUnlimited = 1 << 20;
+int tbb_worker_limit() noexcept {
+    ActiveValue fn = g_active_value.get();
+    std::size_t v = fn ? fn(0 /* max_allowed_parallelism */) : 0;
+    return v >= 1 ? static_cast<int>(std::min<std::size_t>(v - 1, kUnlimited)) : kUnlimited;
+}
+
+// What the arenas may have together: the allotment's workers (or unlimited), within TBB's limit.
+int pool(int limit) { return g_server.workers < 0 ? limit : std::min(g_server.workers, limit); }
+// An arena that asks for workers gets at least one (tcm_server.hpp) and at least its minimum,
+// unless TBB's own limit is 0 workers (the program's max_allowed_parallelism of 1).
+int floor_of(const Permit& p, int limit) { return p.max > 0 ? std::max(p.min, limit > 0 ? 1 : 0) : 0; }
+
+// Under the lock: grants for every permit; marks each changed one as called. Returns how many it
+// marked, their indexes in `changed`.
+int regrant_all(int* changed, int limit) {
     Server& s = g_server;
     std::uint32_t next[kMaxPermits] = {};
-    int left = s.workers;
+    int left = pool(limit);
     for (int i = 0; i < kMaxPermits; ++i)
         if (counts(s.permits[i])) {
-            next[i] = static_cast<std::uint32_t>(s.workers < 0 ? s.permits[i].max : floor_of(s.permits[i]));
+            next[i] = static_cast<std::uint32_t>(floor_of(s.permits[i], limit));
             left -= static_cast<int>(next[i]);
         }
-    for (int i = 0; i < kMaxPermits && s.workers >= 0 && left > 0; ++i)
+    for (int i = 0; i < kMaxPermits && left > 0; ++i)
         if (counts(s.permits[i])) {
             int more = std::min(left, s.permits[i].max - static_cast<int>(next[i]));
             next[i] += static_cast<std::uint32_t>(more);
@@ -132,20 +151,17 @@ int regrant_all(int* changed) {
 
 // Under the lock: this permit's grant from what the others hold now (they are re-balanced on the
 // controller's next cycle, not from inside TBB's request).
-void grant_one(Permit& p) {
+void grant_one(Permit& p, int limit) {
     Server& s = g_server;
     if (!counts(p)) {
         p.granted = 0;
         return;
     }
-    if (s.workers < 0) {
-        p.granted = static_cast<std::uint32_t>(p.max);
-        return;
-    }
     int others = 0;
     for (const Permit& q : s.permits)
         if (&q != &p && counts(q)) others += static_cast<int>(q.granted);
-    p.granted = static_cast<std::uint32_t>(std::clamp(s.workers - others, floor_of(p), std::max(floor_of(p), p.max)));
+    int lo = floor_of(p, limit);
+    p.granted = static_cast<std::uint32_t>(std::clamp(pool(limit) - others, lo, std::max(lo, p.max)));
 }
 
 Permit* permit_of(tcm_permit_handle_t h) {
@@ -177,13 +193,21 @@ F real(const char* name) noexcept {
 
 void set_workers(int workers) noexcept {
     if (g_mode.load(std::memory_order_acquire) != 1) return;
-    int changed[kMaxPermits];
-    int n = 0;
     {
         Guard g;
-        if (g_server.workers == workers) return;
         g_server.workers = workers;
-        n = regrant_all(changed);
+    }
+    regrant();
+}
+
+void regrant() noexcept {
+    if (g_mode.load(std::memory_order_acquire) != 1) return;
+    int changed[kMaxPermits];
+    int n = 0;
+    int limit = tbb_worker_limit();
+    {
+        Guard g;
+        n = regrant_all(changed, limit);
     }
     for (int k = 0; k < n; ++k) {
         Permit& p = g_server.permits[changed[k]];
@@ -266,6 +290,7 @@ tcm_result_t tcmRequestPermit(tcm_client_id_t client_id, tcm_permit_request_t re
     if (!permit_handle || client_id < 1 || client_id > kMaxClients || request.max_sw_threads < request.min_sw_threads)
         return TCM_RESULT_ERROR_INVALID_ARGUMENT;
     apshim::tbb_adapter::note_used();  // TBB asking for workers is TBB in use (starts the controller once)
+    int limit = tbb_worker_limit();
     {
         Guard g;
         Permit* p = *permit_handle ? permit_of(*permit_handle) : nullptr;
@@ -286,7 +311,7 @@ tcm_result_t tcmRequestPermit(tcm_client_id_t client_id, tcm_permit_request_t re
         p->min = std::max(request.min_sw_threads, 0);
         p->max = request.max_sw_threads < 0 ? 1 << 20 : request.max_sw_threads;
         p->state = request.flags.request_as_inactive ? TCM_PERMIT_STATE_INACTIVE : TCM_PERMIT_STATE_ACTIVE;
-        grant_one(*p);
+        grant_one(*p, limit);
         *permit_handle = reinterpret_cast<tcm_permit_handle_t>(p);
     }
     return permit ? tcmGetPermitData(*permit_handle, permit) : TCM_RESULT_SUCCESS;
@@ -325,10 +350,11 @@ namespace {
 tcm_result_t set_state(tcm_permit_handle_t permit_handle, tcm_permit_state_t state) {
     Permit* p = permit_of(permit_handle);
     if (!p) return TCM_RESULT_ERROR_INVALID_ARGUMENT;
+    int limit = tbb_worker_limit();
     Guard g;
     if (!p->live) return TCM_RESULT_ERROR_INVALID_ARGUMENT;
     p->state = state;
-    grant_one(*p);
+    grant_one(*p, limit);
     return TCM_RESULT_SUCCESS;
 }
 }  // namespace

@@ -25,6 +25,11 @@ namespace apshim::tbb_adapter::tcm {
 // ask". Calls TBB back (outside any lock of the shim's) for every permit whose grant changed.
 void set_workers(int workers) noexcept;
 
+// Grants again from the workers last set and TBB's own limit now, calling TBB back for every
+// change: after the program created a global_control (task_hooks.cpp), which oneTBB does not pass
+// on to a TCM. Any thread outside TBB's locks.
+void regrant() noexcept;
+
 // Connected clients (TBB's thread-composability layers) and live permits, for the log and tests.
 int clients() noexcept;
 
