@@ -3,7 +3,7 @@
 // oneTBB 2021.11 and later (the PyPI `tbb` wheel's 2022.x; not Debian 12's 2021.8) declare the TCM
 // functions (tcmConnect, tcmRequestPermit, ...) weak, and link them from `libtcm.so.1` when that
 // library is installed, else from the global scope: from the preloaded shim, which defines them
-// (tcm_hooks.cpp). TBB then asks, per arena, for a permit of [min, max] workers whenever the
+// (tcm_server.cpp). TBB then asks, per arena, for a permit of [min, max] workers whenever the
 // arena's demand changes, and keeps the arena at the workers it is granted; when a grant falls,
 // surplus workers leave the arena at TBB's own safe points, and the shim calls TBB back to say so.
 //
