@@ -118,8 +118,10 @@ int tbb_worker_limit() noexcept {
 // What the arenas may have together: the allotment's workers (or unlimited), within TBB's limit.
 int pool(int limit) { return g_server.workers < 0 ? limit : std::min(g_server.workers, limit); }
 // An arena that asks for workers gets at least one (tcm_server.hpp) and at least its minimum,
-// unless TBB's own limit is 0 workers (the program's max_allowed_parallelism of 1).
-int floor_of(const Permit& p, int limit) { return p.max > 0 ? std::max(p.min, limit > 0 ? 1 : 0) : 0; }
+// also under TBB's own limit of 0 workers (a program's max_allowed_parallelism of 1): TBB asks
+// for one worker with a minimum of 0 for work only a worker can take (an enqueued task, oneTBB's
+// test_task "Enqueue with exception"), and its market gives it one; a grant of 0 hung that test.
+int floor_of(const Permit& p, int /*limit*/) { return p.max > 0 ? std::max(p.min, 1) : 0; }
 
 // Under the lock: grants for every permit; marks each changed one as called. Returns how many it
 // marked, their indexes in `changed`.
