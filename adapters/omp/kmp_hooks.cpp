@@ -196,8 +196,7 @@ thread_local std::uint64_t t_last_flush = 0;
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void __kmpc_flush(ident_t* loc) {
-    if (Flush fn = next_flush.get()) fn(loc);
-    else __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    apshim::must_exist(next_flush.get(), "__kmpc_flush")(loc);
     if (apshim::host().parking_wanted()) return;  // not confined (adapter.hpp)
     std::uint64_t now = apshim::now_ticks(), last = t_last_flush;
     t_last_flush = now;

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Co-running pairs of another project's programs (BOTS, NPB: built outside this repository, as
+compare.py's suites are), natively, statically split and under the shim, interleaved.
+
+    tests/peer/pairs.py BUILD_DIR --pair NAME 'CMD A' 'CMD B' [--pair ...] [--reps 3]
+                        [--cwd DIR] [--out DIR] [--timeout 300]
+
+Configurations, each repetition running all of them in a rotating order:
+  native  both programs as they are (each starts one OpenMP thread per CPU)
+  static  OMP_NUM_THREADS = CPUs / 2 each: what a user splitting the machine by hand would do
+  apshim  both with BUILD_DIR/shim/libapshim.so preloaded, sharing one fresh table (APSHIM_P = CPUs)
+
+Both jobs start together; a job's response time runs from that start to its exit. A run counts only
+if both commands exit 0 (wrap/verify.sh makes a failed verification an exit status). Writes
+OUT/raw.csv (one row per job and run) and OUT/summary.md (medians over repetitions of the pair's
+mean response time and makespan, and their ratio to native). Timing: run it on an idle machine.
+"""
+import argparse
+import csv
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CONFIGS = ["native", "static", "apshim"]
+
+
+def env_for(config, build, cpus, table):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_") and k not in ("LD_PRELOAD", "OMP_NUM_THREADS")}
+    if config == "static":
+        env["OMP_NUM_THREADS"] = str(max(1, cpus // 2))
+    elif config == "apshim":
+        env["LD_PRELOAD"] = os.path.join(build, "shim", "libapshim.so")
+        env["APSHIM_GAT"] = table
+        env["APSHIM_P"] = str(cpus)
+    return env
+
+
+def run_pair(cmds, config, build, cpus, cwd, timeout):
+    with tempfile.TemporaryDirectory(prefix="apshim-pairs-") as tmp:
+        env = env_for(config, build, cpus, os.path.join(tmp, "gat"))
+        start = time.monotonic()
+        procs = [subprocess.Popen(shlex.split(c), cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for c in cmds]
+        out = []
+        for p in procs:
+            try:
+                rc = p.wait(timeout=max(1.0, timeout - (time.monotonic() - start)))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                rc = "timeout"
+            out.append((time.monotonic() - start, rc))
+        return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("build")
+    ap.add_argument("--pair", nargs=3, action="append", metavar=("NAME", "CMD_A", "CMD_B"), required=True)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--cwd", default=os.getcwd())
+    ap.add_argument("--out", default="pairs-out")
+    ap.add_argument("--timeout", type=float, default=300)
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    if not os.path.exists(os.path.join(build, "shim", "libapshim.so")):
+        sys.exit(f"{build}/shim/libapshim.so not built")
+    cpus = len(os.sched_getaffinity(0))
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    for name, a, b in args.pair:
+        for rep in range(args.reps):
+            order = CONFIGS[rep % len(CONFIGS):] + CONFIGS[:rep % len(CONFIGS)]
+            for config in order:
+                res = run_pair([a, b], config, build, cpus, args.cwd, args.timeout)
+                for job, (secs, rc) in zip("AB", res):
+                    rows.append({"pair": name, "config": config, "rep": rep, "job": job, "seconds": f"{secs:.3f}", "rc": rc})
+                print(f"{name} rep {rep} {config}: " + ", ".join(f"{j} {s:.2f}s rc={rc}" for j, (s, rc) in zip("AB", res)), flush=True)
+    with open(os.path.join(args.out, "raw.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["pair", "config", "rep", "job", "seconds", "rc"])
+        w.writeheader()
+        w.writerows(rows)
+    lines = [f"# Co-running pairs ({cpus} CPUs, {args.reps} interleaved repetitions; medians)", "",
+             "| pair | config | mean response (s) | makespan (s) | ratio vs native (mean response) | failed runs |",
+             "|---|---|---:|---:|---:|---:|"]
+    for name, a, b in args.pair:
+        base = None
+        for config in CONFIGS:
+            runs = {}
+            for r in rows:
+                if r["pair"] == name and r["config"] == config:
+                    runs.setdefault(r["rep"], []).append(r)
+            good = [v for v in runs.values() if all(x["rc"] == 0 for x in v)]
+            failed = len(runs) - len(good)
+            if not good:
+                lines.append(f"| {name} | {config} | - | - | - | {failed} |")
+                continue
+            mean = statistics.median(statistics.mean(float(x["seconds"]) for x in v) for v in good)
+            span = statistics.median(max(float(x["seconds"]) for x in v) for v in good)
+            if config == "native":
+                base = mean
+            ratio = f"{mean / base:.2f}" if base else "-"
+            lines.append(f"| {name} | {config} | {mean:.3f} | {span:.3f} | {ratio} | {failed} |")
+    lines += ["", "Commands:", ""] + [f"- {name}: `{a}` + `{b}`" for name, a, b in args.pair]
+    with open(os.path.join(args.out, "summary.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
