@@ -45,15 +45,21 @@ def run_pair(cmds, config, build, cpus, cwd, timeout):
         start = time.monotonic()
         procs = [subprocess.Popen(shlex.split(c), cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL) for c in cmds]
-        out = []
-        for p in procs:
-            try:
-                rc = p.wait(timeout=max(1.0, timeout - (time.monotonic() - start)))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-                rc = "timeout"
-            out.append((time.monotonic() - start, rc))
+        out = [None] * len(procs)
+        # Polled together: each job's own exit time (waiting on one first would give the other
+        # its exit time only once the first has ended).
+        while any(o is None for o in out):
+            now = time.monotonic() - start
+            for i, p in enumerate(procs):
+                if out[i] is None and p.poll() is not None:
+                    out[i] = (now, p.returncode)
+            if now > timeout:
+                for i, p in enumerate(procs):
+                    if out[i] is None:
+                        p.kill()
+                        p.wait()
+                        out[i] = (now, "timeout")
+            time.sleep(0.002)
         return out
 
 
