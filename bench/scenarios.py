@@ -292,7 +292,7 @@ REAL_NOTE = ("Unmodified Debian programs through bench/real_job.py (its output h
              "`-n <CPUs>`, since its default is one thread), so the pair oversubscribes. `static`: each job limited "
              "to P/2 through its own knob, OMP_NUM_THREADS=P/2 for gm and OpenBLAS and `flexbar -n P/2` (no "
              "taskset: the threads may still run on any CPU). `backoff-1ms`: the shim's own spin-wait setting "
-             "(GOMP_SPINCOUNT=10000) without it, to tell its allotment from its shorter spinning. `apshim`: plain "
+             "(GOMP_SPINCOUNT=1000) without it, to tell its allotment from its shorter spinning. `apshim`: plain "
              "LD_PRELOAD, OpenBLAS's libgomp loaded RTLD_LOCAL by python.")
 
 

@@ -24,10 +24,14 @@ __attribute__((constructor(110))) void omp_setup() {
     if (!host().enabled()) return;
     // Threads time-sharing a confined job's CPUs, threads left out of a region, and idle ones
     // must give their core back quickly: libomp spins 200 ms by default (research: 98% of a core
-    // wasted with 50 ms gaps), libgomp 300 000 spins.
+    // wasted with 50 ms gaps), libgomp 300 000 spins. libgomp's own short count for
+    // oversubscription (100) never applies under confinement (it compares its threads with the
+    // CPUs of the mask it started with), so the count matters: at allotment 1 NPB SP.W (gcc) took
+    // 3.74 s with 10 000 spins, 2.02 s with 1000, 1.90 s with one thread; alone 1.14 / 1.01 s
+    // (bench/results/2026-11-24-peer-pairs-dev2core/spincount).
     bool user_wait = host().env_chosen_by_user("OMP_WAIT_POLICY");
     if (!user_wait) host().env_default("KMP_BLOCKTIME", "1");
-    if (!user_wait) host().env_default("GOMP_SPINCOUNT", "10000");
+    if (!user_wait) host().env_default("GOMP_SPINCOUNT", "1000");
     if (const char* d = std::getenv("OMP_DYNAMIC"); d && strcasecmp(d, "false") == 0) g_program_wants_exact.store(true);
 }
 
