@@ -1,61 +1,67 @@
 #!/usr/bin/env python3
-"""Reaction time: from an allotment change to the change in the job's executing threads.
+"""Reaction time: from an allotment change to the change in where the job's threads may run.
 
     bench/scripts/reaction.py BUILD_DIR [--reps 10] [--est-cycle-ms 5] [--out DIR]
 
 A busy OpenMP job (tests/omp/omp_contract_gcc: one long region of static loops, two threads)
 runs under the shim in a table of P = 2 beside a stand-in co-runner (tests/programs/gat_job)
-that wants both processors, so the job runs confined to one CPU. Then, each repetition:
-  release  the co-runner exits (it leaves the table); measured: time until the job uses more than
-           1.5 CPUs (its CPU time from /proc, sampled every 0.5 ms, over a sliding 4 ms window);
-  take     a new co-runner joins wanting both processors; measured: time until the job uses
-           less than 1.2 CPUs over the window.
-The sliding window adds up to about half its length to each figure. Both include the co-runner's
-and the job's cycles (each job acts on the table at its own next est_cycle), the estimator's
-steps and the kernel's migration. Writes DIR/raw.csv and prints medians. A timing: idle machine.
+that wants both processors, so the job runs confined to one CPU. Then, each repetition, after a
+random pause (so that changes fall at random phases of the job's cycle):
+  release  the co-runner exits; measured: time until every thread of the job may run on both CPUs
+           (Cpus_allowed_list in /proc, polled every 0.5 ms);
+  take     a new co-runner joins wanting both processors; measured: time until the job's
+           OpenMP threads are confined to one CPU again.
+Both include the co-runner's start or exit, the job's wait for its next est_cycle (each job acts
+on the table at its own cycle), the estimator's step and the sched_setaffinity calls. A first
+version measured CPU use over a sliding window instead and read releases at 50 ms cycles as
+5-19 ms, which the masks do not confirm (25 ms median: half a cycle, as expected); that version's
+readings were not explained and are not used. Writes DIR/raw.csv and prints medians. A timing:
+idle machine.
 """
 import argparse
 import csv
 import os
+import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_s(pid):
-    """Process CPU seconds from /proc/PID/schedstat of every thread (ns resolution, not ticks)."""
-    total = 0
+def job_cpus(pid):
+    """The largest CPU count any of the job's OpenMP threads may run on (the controller thread,
+    never confined, is left out), or None once the job is gone."""
+    most = 0
     try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                    total += int(f.read().split()[0])
-            except OSError:
-                pass
+        tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return None
-    return total / 1e9
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                st = f.read()
+        except OSError:
+            continue
+        if "Name:\tapshim-ctl" in st:
+            continue
+        for line in st.splitlines():
+            if line.startswith("Cpus_allowed_list:"):
+                n = 0
+                for part in line.split()[1].split(","):
+                    a, _, b = part.partition("-")
+                    n += int(b or a) - int(a) + 1
+                most = max(most, n)
+    return most
 
 
-def wait_rate(pid, start, pred, window=0.004, limit=2.0):
-    """Seconds from `start` until pred(CPU rate over the last `window`) holds, or None."""
-    samples = []
+def wait_cpus(pid, start, pred, limit=2.0):
+    """Seconds from `start` until pred(job_cpus) holds, or None."""
     while time.monotonic() - start < limit:
-        c = cpu_s(pid)
-        t = time.monotonic()
-        if c is None:
+        n = job_cpus(pid)
+        if n is None:
             return None
-        samples.append((t, c))
-        while len(samples) > 2 and samples[1][0] <= t - window:
-            samples.pop(0)
-        if len(samples) >= 2 and t - samples[0][0] >= window * 0.9:
-            rate = (c - samples[0][1]) / (t - samples[0][0])
-            if pred(rate):
-                return t - start
+        if pred(n):
+            return time.monotonic() - start
         time.sleep(0.0005)
     return None
 
@@ -81,21 +87,24 @@ def main():
     try:
         time.sleep(1.0)
         for rep in range(args.reps):
-            if wait_rate(job.pid, time.monotonic(), lambda r: r < 1.2) is None:
+            time.sleep(random.uniform(0.1, 0.3))
+            if wait_cpus(job.pid, time.monotonic(), lambda n: n == 1) is None:
                 print("the job did not settle at one CPU: no measurement", file=sys.stderr)
                 break
             start = time.monotonic()
             corunner.terminate()
             corunner.wait()
-            release = wait_rate(job.pid, start, lambda r: r > 1.5)
-            time.sleep(0.2)
+            release = wait_cpus(job.pid, start, lambda n: n >= 2)
+            # Random pauses: a fixed one puts every change at the same phase of the job's cycle
+            # (at 50 ms cycles every release then came 5-17 ms after the change, never later).
+            time.sleep(random.uniform(0.15, 0.35))
             start = time.monotonic()
             corunner = subprocess.Popen([gat_job, "2", "600000"], env=env, stdout=subprocess.DEVNULL)
-            take = wait_rate(job.pid, start, lambda r: r < 1.2)
+            take = wait_cpus(job.pid, start, lambda n: n == 1)
             rows.append({"rep": rep, "release_ms": None if release is None else round(release * 1000, 2),
                          "take_ms": None if take is None else round(take * 1000, 2)})
             print(f"rep {rep}: release {rows[-1]['release_ms']} ms, take {rows[-1]['take_ms']} ms", flush=True)
-            time.sleep(0.2)
+            time.sleep(random.uniform(0.15, 0.35))
     finally:
         job.kill()
         corunner.kill()
