@@ -2,6 +2,8 @@
  * Nothing in it knows about the shim.
  *   omp_work fib N CUTOFF [REPS]      REPS regions (default 1), each: parallel + single + fib(N)
  *                                     with a task per call above CUTOFF
+ *   omp_work fibbar N CUTOFF [REPS]   the same, thread 0 instead of a single, then an explicit
+ *                                     barrier
  *   omp_work imbalanced ROUNDS ITEMS  ROUNDS regions, each a schedule(dynamic) loop; item i
  *                                     costs about 40*(i+1) us (a triangular, imbalanced loop)
  *   omp_work static REGIONS ITEM_US   REGIONS short regions, each a schedule(static) loop of 64
@@ -53,25 +55,39 @@ static long fib(int n, int cutoff) {
 
 int main(int argc, char** argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: omp_work fib|imbalanced|static|loopy A B [SERIAL_MS]\n");
+        fprintf(stderr, "usage: omp_work fib|fibbar|imbalanced|static|loopy A B [SERIAL_MS]\n");
         return 2;
     }
     const char* mode = argv[1];
     int a = atoi(argv[2]), b = atoi(argv[3]), serial = argc > 4 ? atoi(argv[4]) : 0;
     unsigned long long checksum = 0;
     double t0 = now();
-    if (!strcmp(mode, "fib")) {
+    if (!strcmp(mode, "fib") || !strcmp(mode, "fibbar")) {
         int reps = serial > 0 ? serial : 1; /* fib's last argument is REPS, not SERIAL_MS */
+        int explicit_barrier = !strcmp(mode, "fibbar");
         for (int r = 0; r < reps; ++r) {
             long x = 0;
             int single_thread = 0;
             memset(tasks_run, 0, sizeof tasks_run);
+            if (explicit_barrier) {
+                /* Thread 0 makes the tasks, everyone meets at an explicit barrier (GOMP_barrier,
+                 * __kmpc_barrier): the teammates reach it at once, while thread 0 works. */
+#pragma omp parallel
+                {
+                    if (omp_get_thread_num() == 0) {
+                        report_team();
+                        x = fib(a, b);
+                    }
+#pragma omp barrier
+                }
+            } else {
 #pragma omp parallel
 #pragma omp single
-            {
-                report_team();
-                single_thread = omp_get_thread_num();
-                x = fib(a, b);
+                {
+                    report_team();
+                    single_thread = omp_get_thread_num();
+                    x = fib(a, b);
+                }
             }
             long all = 0;
             for (int i = 0; i < 256; ++i) all += tasks_run[i];
