@@ -67,7 +67,9 @@ namespace apshim::tbb_adapter::tcm {
 namespace {
 
 constexpr int kMaxClients = 16;
-constexpr int kMaxPermits = 64;  // one per arena: programs with more arenas than this are unusual
+// One per live arena. Past this many at once a new arena gets no permit (TBB then sees a grant of
+// 0 workers for it); 1024 live task_arenas is far beyond what programs create.
+constexpr int kMaxPermits = 1024;
 
 struct Permit {
     bool used = false;  // the slot is taken (until release has waited out its callbacks)
