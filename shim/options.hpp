@@ -22,8 +22,9 @@ struct Options {
     LogLevel log = LogLevel::warn;
     bool disable = false;
     bool confine = true;        // enforce the allotment by confining the job's threads to its CPUs
-    bool shrink_teams = false;
-    std::string lib;            // APSHIM_LIB: the libapshim.so `apshim run` preloads ("" = look for it)  // size default OpenMP teams to the allotment although dyn-var is false
+    bool shrink_teams = false;  // size default OpenMP teams to the allotment although dyn-var is false
+    bool inline_tasks = true;   // on one CPU, run OpenMP tasks made inside tasks at once
+    std::string lib;            // APSHIM_LIB: the libapshim.so `apshim run` preloads ("" = look for it)
 };
 
 // One row per variable: what it is called, its `apshim run` flag, what it takes, its default,

@@ -123,7 +123,7 @@ APSHIM_UNCHECKED_READ TaskHeader handed_over(const TaskHeader* p) noexcept {
 // waiting for it in a taskwait (BOTS under throttling: minutes instead of a second).
 void run_task(void* p) {
     TaskHeader h = handed_over(static_cast<const TaskHeader*>(p));
-    Frame work(g_gomp_state, t_state, /*wait=*/false);
+    Frame work(g_gomp_state, t_state, /*wait=*/false, /*task=*/true);
     h.fn(static_cast<char*>(p) + h.offset);
 }
 
@@ -134,6 +134,9 @@ void copy_task(void* dst, void* src) {
 }
 
 constexpr unsigned kTaskFlagDetach = 1u << 13;  // GOMP_TASK_FLAG_DETACH: libgomp writes into data
+// GOMP_TASK_FLAG_UNTIED, _FINAL, _MERGEABLE, _PRIORITY: a task with no other flag (no depend, no
+// detach, no reduction) may run at once. libgomp runs one at once itself when if_clause is false.
+constexpr unsigned kTaskFlagsInlinable = 1u | 2u | 4u | 16u;
 constexpr long kMaxWrappedTaskData = 4096;      // the copy lives on this thread's stack
 
 }  // namespace
@@ -260,7 +263,12 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
     TaskHeader h{fn, cpyfn, data, offset};
     std::memcpy(block, &h, sizeof h);
     if (!cpyfn && arg_size > 0) std::memcpy(block + offset, data, static_cast<std::size_t>(arg_size));
-    real_fn(&run_task, block, cpyfn ? &copy_task : nullptr, size, align, if_clause, flags, depend, priority, detach);
+    // On one CPU a task made inside a task runs at once (adapter.hpp: inline_tasks); a task made
+    // by an implicit task stays queued, where the program's own code may go on beside it.
+    bool at_once = (flags & ~kTaskFlagsInlinable) == 0 && depend == nullptr && in_explicit_task(t_state) &&
+                   apshim::host().inline_tasks();
+    real_fn(&run_task, block, cpyfn ? &copy_task : nullptr, size, align, if_clause && !at_once, flags, depend,
+            priority, detach);
 }
 
 // Dynamic and guided chunk fetches: park before, note the loop's end after.

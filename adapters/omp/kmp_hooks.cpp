@@ -9,11 +9,13 @@
 //    inside a doacross loop (__kmpc_doacross_init .. _fini): libomp's nonmonotonic dynamic
 //    schedule (static_steal) gives each thread its own range up front, so a parked thread can
 //    hold the very iteration its teammates wait for (LLVM's kmp_doacross_check hung; tests/peer);
-//  - __kmpc_flush: while confined, a thread spinning on flushes gives its CPU to a teammate.
+//  - __kmpc_flush: while confined, a thread spinning on flushes gives its CPU to a teammate;
+//  - __kmpc_omp_task_alloc / __kmpc_omp_task: on one CPU, tasks made inside tasks run at once.
 // Measuring is the OMPT tool's job (ompt_hooks.cpp). No locks, no allocation, no logging here.
 #include <sched.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +24,7 @@
 #include "adapters/common/next_fn.hpp"
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/parking.hpp"
+#include "adapters/omp/thread_state.hpp"
 
 namespace apshim::omp_adapter {
 namespace {
@@ -59,6 +62,7 @@ __attribute__((tls_model("initial-exec"))) thread_local int t_doacross = 0;
 }  // namespace apshim::omp_adapter
 
 using namespace apshim::omp_adapter;
+using apshim::BesideFn;
 using apshim::NextFn;
 
 extern "C" __attribute__((visibility("default"))) void __kmpc_push_num_threads(ident_t* loc, kmp_int32 gtid,
@@ -224,3 +228,56 @@ APSHIM_KMP_DISPATCH_NEXT(4, kmp_int32)
 APSHIM_KMP_DISPATCH_NEXT(4u, std::uint32_t)
 APSHIM_KMP_DISPATCH_NEXT(8, std::int64_t)
 APSHIM_KMP_DISPATCH_NEXT(8u, std::uint64_t)
+
+// `#pragma omp task` in clang builds: __kmpc_omp_task_alloc, then __kmpc_omp_task to queue it.
+// While the job runs on one CPU, a task made inside an explicit task runs at once instead
+// (adapter.hpp: inline_tasks), exactly as clang runs a task whose if clause is false:
+// __kmpc_omp_task_begin_if0, the task's entry, __kmpc_omp_task_complete_if0. Only a tied task
+// with no flag beyond final, destructors or priority, and only the task the same thread just
+// allocated: never an untied task's continuation (clang re-queues the running task through
+// __kmpc_omp_task), a proxy, detachable or hidden-helper task, nor one with dependences (those
+// go through __kmpc_omp_task_with_deps, not hooked).
+namespace {
+struct KmpTask {  // kmp_task_t's head, as clang lays it out
+    void* shareds;
+    kmp_int32 (*routine)(kmp_int32, KmpTask*);
+};
+using TaskAlloc = KmpTask* (*)(ident_t*, kmp_int32, kmp_int32, std::size_t, std::size_t, void*);
+using TaskQueue = kmp_int32 (*)(ident_t*, kmp_int32, KmpTask*);
+using TaskIf0 = void (*)(ident_t*, kmp_int32, KmpTask*);
+NextFn<TaskAlloc> next_task_alloc{"__kmpc_omp_task_alloc"};
+NextFn<TaskQueue> next_task{"__kmpc_omp_task"};
+BesideFn<TaskIf0, TaskAlloc> real_begin_if0{next_task_alloc, "__kmpc_omp_task_begin_if0"};
+BesideFn<TaskIf0, TaskAlloc> real_complete_if0{next_task_alloc, "__kmpc_omp_task_complete_if0"};
+APSHIM_RESOLVE_AT_LOAD(next_task_alloc)
+APSHIM_RESOLVE_AT_LOAD(next_task)
+APSHIM_RESOLVE_AT_LOAD(real_begin_if0)
+APSHIM_RESOLVE_AT_LOAD(real_complete_if0)
+constexpr kmp_int32 kTied = 1, kFinal = 2, kDestructors = 8, kPriority = 32;  // kmp_tasking_flags bits
+__attribute__((tls_model("initial-exec"))) thread_local KmpTask* t_inlinable = nullptr;  // last allocated, if eligible
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) KmpTask* __kmpc_omp_task_alloc(ident_t* loc, kmp_int32 gtid,
+                                                                                kmp_int32 flags, std::size_t task_size,
+                                                                                std::size_t shareds_size, void* entry) {
+    KmpTask* task = apshim::must_exist(next_task_alloc.get(), "__kmpc_omp_task_alloc")(loc, gtid, flags, task_size,
+                                                                                       shareds_size, entry);
+    t_inlinable = (flags & kTied) && (flags & ~(kTied | kFinal | kDestructors | kPriority)) == 0 ? task : nullptr;
+    return task;
+}
+
+extern "C" __attribute__((visibility("default"))) kmp_int32 __kmpc_omp_task(ident_t* loc, kmp_int32 gtid,
+                                                                          KmpTask* task) {
+    bool inlinable = task != nullptr && task == t_inlinable;
+    t_inlinable = nullptr;
+    if (inlinable && apshim::host().inline_tasks() && in_explicit_task(kmp_thread_state())) {
+        TaskIf0 begin = real_begin_if0.get(), complete = real_complete_if0.get();
+        if (begin && complete) {
+            begin(loc, gtid, task);
+            task->routine(gtid, task);
+            complete(loc, gtid, task);
+            return 0;  // TASK_CURRENT_NOT_QUEUED: the encountering task was not suspended
+        }
+    }
+    return apshim::must_exist(next_task.get(), "__kmpc_omp_task")(loc, gtid, task);
+}

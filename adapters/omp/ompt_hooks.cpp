@@ -100,7 +100,7 @@ void on_task_schedule(ompt::Data* prior, int prior_status, ompt::Data* next) {
         break;
     case ompt::task_switch:
     case ompt::task_yield:
-        if (next) push_frame(s, t, /*wait=*/false, next);
+        if (next) push_frame(s, t, /*wait=*/false, next, /*task=*/true);
         break;
     default:  // early/late fulfill of a detached task: no body starts or ends here
         break;

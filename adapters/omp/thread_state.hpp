@@ -24,6 +24,7 @@ struct ThreadState {
     std::uint32_t generation = 0;
     int depth = 0;
     std::uint64_t wait_bits[kTracked / 64] = {};  // bit set: that frame is a wait
+    std::uint64_t task_bits[kTracked / 64] = {};  // bit set: that frame is an explicit task's body
     const void* tags[kTracked] = {};              // the task a work frame belongs to (OMPT), or null
     int team_index = 0;  // in the innermost implicit task (OMPT), for parking decisions
     int level = 0;       // nesting of implicit tasks (OMPT): 1 = outermost region
@@ -34,6 +35,14 @@ inline bool frame_is_wait(const ThreadState& t, int i) noexcept {
 }
 
 inline bool is_busy(const ThreadState& t) noexcept { return t.depth > 0 && !frame_is_wait(t, t.depth - 1); }
+
+// The thread is in an explicit task's body now (not in a wait inside it, not in an implicit
+// task); frames past kTracked come only from deep task recursion, so they count as tasks.
+inline bool in_explicit_task(const ThreadState& t) noexcept {
+    int i = t.depth - 1;
+    if (i < 0) return false;
+    return i >= ThreadState::kTracked || ((t.task_bits[i / 64] >> (i % 64)) & 1u);
+}
 
 // The thread's slot, claimed on first use and again after fork() (the child forgets all slots)
 // or after the thread's exit handler gave it back (a hook running late in the thread's exit).
@@ -63,14 +72,17 @@ APSHIM_HOT inline void account(ThreadState& t, bool was_busy) noexcept {
 }
 
 // `tag`: the task whose body (or share of a region) the frame stands for, when the runtime names
-// it (OMPT task data); null for waits and where it does not.
-APSHIM_HOT inline void push_frame(State& s, ThreadState& t, bool wait, const void* tag = nullptr) noexcept {
+// it (OMPT task data); null for waits and where it does not. `task`: the frame is an explicit
+// task's body.
+APSHIM_HOT inline void push_frame(State& s, ThreadState& t, bool wait, const void* tag = nullptr,
+                                  bool task = false) noexcept {
     attach(s, t);
     bool was = is_busy(t);
     int i = t.depth++;
     if (i < ThreadState::kTracked) {
         std::uint64_t bit = std::uint64_t{1} << (i % 64);
         t.wait_bits[i / 64] = wait ? (t.wait_bits[i / 64] | bit) : (t.wait_bits[i / 64] & ~bit);
+        t.task_bits[i / 64] = task ? (t.task_bits[i / 64] | bit) : (t.task_bits[i / 64] & ~bit);
         t.tags[i] = tag;
     }
     account(t, was);
@@ -135,7 +147,9 @@ APSHIM_HOT inline void made_task(State& s, ThreadState& t) noexcept {
 // work (a region's outlined function, a task body).
 class Frame {
 public:
-    Frame(State& s, ThreadState& t, bool wait) noexcept : s_(s), t_(t) { push_frame(s, t, wait); }
+    Frame(State& s, ThreadState& t, bool wait, bool task = false) noexcept : s_(s), t_(t) {
+        push_frame(s, t, wait, nullptr, task);
+    }
     ~Frame() { pop_frame(s_, t_); }
     Frame(const Frame&) = delete;
     Frame& operator=(const Frame&) = delete;

@@ -172,7 +172,7 @@ TEST_CASE("the options table is the one source of apshim run's flags, the polici
                               {"--policy", "APSHIM_POLICY"}, {"--P", "APSHIM_P"},
                               {"--gat", "APSHIM_GAT"},       {"--trace", "APSHIM_TRACE"},
                               {"--log", "APSHIM_LOG"},       {"--confine", "APSHIM_CONFINE"},
-                              {"--shrink-teams", "APSHIM_SHRINK_TEAMS"}};
+                              {"--shrink-teams", "APSHIM_SHRINK_TEAMS"}, {"--inline-tasks", "APSHIM_INLINE_TASKS"}};
     for (auto& f : flags) {
         INFO(f[0]);
         const apshim::OptionSpec* spec = apshim::find_option_by_flag(f[0]);
