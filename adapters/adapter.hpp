@@ -94,11 +94,11 @@ public:
     // confined without parking. Lock-free (one atomic load).
     virtual bool parking_wanted() const noexcept { return true; }
 
-    // True while confinement holds the job on a single CPU and the user left APSHIM_INLINE_TASKS
-    // on: an OpenMP task made inside another task may then run at once on the thread that made
-    // it. OpenMP lets an implementation run any task at once (both runtimes do when their queues
-    // are long); on one CPU a queue buys no parallelism, only its cost: fib tasks at allotment 1
-    // took 2.4-2.7x their one-thread time. Lock-free (one atomic load).
+    // APSHIM_INLINE_TASKS: at allotment 1 an OpenMP task made inside another task may run at once
+    // on the thread that made it. OpenMP lets an implementation run any task at once (both
+    // runtimes do when their queues are long); on one CPU a queue buys no parallelism, only its
+    // cost: fib tasks at allotment 1 took 2.4-2.7x their one-thread time. Read by set_active(),
+    // not per task.
     virtual bool inline_tasks() const noexcept { return false; }
 
     // Before main (constructors only): set a runtime's environment variable to the shim's

@@ -263,10 +263,10 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
     TaskHeader h{fn, cpyfn, data, offset};
     std::memcpy(block, &h, sizeof h);
     if (!cpyfn && arg_size > 0) std::memcpy(block + offset, data, static_cast<std::size_t>(arg_size));
-    // On one CPU a task made inside a task runs at once (adapter.hpp: inline_tasks); a task made
+    // At allotment 1 a task made inside a task runs at once (adapter.hpp: inline_tasks); a task made
     // by an implicit task stays queued, where the program's own code may go on beside it.
-    bool at_once = (flags & ~kTaskFlagsInlinable) == 0 && depend == nullptr && in_explicit_task(t_state) &&
-                   apshim::host().inline_tasks();
+    bool at_once = g_gomp_state.tasks_at_once.load(std::memory_order_relaxed) &&
+                   (flags & ~kTaskFlagsInlinable) == 0 && depend == nullptr && in_explicit_task(t_state);
     real_fn(&run_task, block, cpyfn ? &copy_task : nullptr, size, align, if_clause && !at_once, flags, depend,
             priority, detach);
 }

@@ -10,7 +10,7 @@
 //    schedule (static_steal) gives each thread its own range up front, so a parked thread can
 //    hold the very iteration its teammates wait for (LLVM's kmp_doacross_check hung; tests/peer);
 //  - __kmpc_flush: while confined, a thread spinning on flushes gives its CPU to a teammate;
-//  - __kmpc_omp_task_alloc / __kmpc_omp_task: on one CPU, tasks made inside tasks run at once.
+//  - __kmpc_omp_task_alloc / __kmpc_omp_task: at allotment 1, tasks made inside tasks run at once.
 // Measuring is the OMPT tool's job (ompt_hooks.cpp). No locks, no allocation, no logging here.
 #include <sched.h>
 #include <unistd.h>
@@ -230,7 +230,7 @@ APSHIM_KMP_DISPATCH_NEXT(8, std::int64_t)
 APSHIM_KMP_DISPATCH_NEXT(8u, std::uint64_t)
 
 // `#pragma omp task` in clang builds: __kmpc_omp_task_alloc, then __kmpc_omp_task to queue it.
-// While the job runs on one CPU, a task made inside an explicit task runs at once instead
+// At allotment 1 (one CPU), a task made inside an explicit task runs at once instead
 // (adapter.hpp: inline_tasks), exactly as clang runs a task whose if clause is false:
 // __kmpc_omp_task_begin_if0, the task's entry, __kmpc_omp_task_complete_if0. Only a tied task
 // with no flag beyond final, destructors or priority, and only the task the same thread just
@@ -270,7 +270,7 @@ extern "C" __attribute__((visibility("default"))) kmp_int32 __kmpc_omp_task(iden
                                                                           KmpTask* task) {
     bool inlinable = task != nullptr && task == t_inlinable;
     t_inlinable = nullptr;
-    if (inlinable && apshim::host().inline_tasks() && in_explicit_task(kmp_thread_state())) {
+    if (inlinable && g_kmp_state.tasks_at_once.load(std::memory_order_relaxed) && in_explicit_task(kmp_thread_state())) {
         TaskIf0 begin = real_begin_if0.get(), complete = real_complete_if0.get();
         if (begin && complete) {
             begin(loc, gtid, task);

@@ -47,6 +47,7 @@ void OmpAdapter::set_active(int n) {
     if (old == kReleased) return;  // release() is for good
     state_.team_limit.store(recent_limits_.push(n));
     state_.limit.store(n);
+    state_.tasks_at_once.store(n == 1 && host().inline_tasks(), std::memory_order_relaxed);
     // All, not n - old: threads are admitted by team index, not by count (a rise of one admits
     // index n - 1 of every concurrent team), and which of the waiters those are is not known here.
     if (n > old) state_.lot.wake_all();
@@ -56,6 +57,7 @@ int OmpAdapter::active() const { return state_.limit.load(); }
 
 void OmpAdapter::release() {
     state_.limit.store(kReleased);
+    state_.tasks_at_once.store(false);
     state_.lot.wake_all();
 }
 
@@ -68,6 +70,7 @@ void OmpAdapter::after_fork_child() {
     state_.waited_for_first.store(false);
     state_.limit.store(kNotStarted);
     state_.team_limit.store(kNotStarted);
+    state_.tasks_at_once.store(false);
     recent_limits_.reset();
     state_.parked.store(0);
     state_.team_extras.store(0);

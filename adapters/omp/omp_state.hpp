@@ -43,6 +43,9 @@ struct State {
     ThreadSlots<1024> slots;                        // per-thread busy time (TSC ticks)
     std::atomic<int> limit{kNotStarted};            // threads allowed to execute work
     std::atomic<int> team_limit{kNotStarted};       // width new default teams form at (RecentMax)
+    // Allotment 1 and APSHIM_INLINE_TASKS on: a task made inside a task runs at once (one CPU
+    // has no use for a queue; adapter.hpp: inline_tasks). One relaxed load per task.
+    std::atomic<bool> tasks_at_once{false};
     ParkingLot lot;                                 // threads beyond the limit wait here
     std::atomic<int> parked{0};                     // how many wait there now
     std::atomic<std::uint32_t> loops_exhausted{0};  // bumped when a chunk fetch finds a loop done
