@@ -163,7 +163,7 @@ constinit const OptionSpec kSpecs[] = {
      "for programs known to be malleable",
      [](std::string_view t, Options& o) { return parse_bool(t, o.shrink_teams); }},
     {"APSHIM_INLINE_TASKS", "--inline-tasks", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
-     "1: while the job is confined to one CPU, an OpenMP task made inside another task runs at once "
+     "1: while the job has allotment 1 (one CPU), an OpenMP task made inside another task runs at once "
      "on the thread that made it (what OpenMP allows and both runtimes do when their queues are "
      "long), instead of paying for a queue no other CPU reads. 0 leaves every task to the runtime: "
      "for a program whose nested tasks wait for their parent to go on",
