@@ -51,7 +51,11 @@ struct alignas(64) Header {
     std::int32_t processors;    // P
     std::uint32_t est_cycle_us; // one est_cycle for every job sharing the table (Sen §6.1)
     std::uint32_t owner_uid;
-    std::uint32_t reserved;
+    // Futex word (FUTEX_WAIT, not private: every job maps the file): bumped, and its waiters
+    // woken, when a DP run changed another job's allotment or processors, so that job follows
+    // at once instead of at its next est_cycle (Table::wait_for_change). Was `reserved` (always
+    // 0) in layout 3: jobs that do not know it simply never wake early.
+    std::uint32_t changes;
     std::uint64_t join_counter; // next join_seq
     std::uint64_t last_scan_ns; // last full liveness scan (reads /proc), at most one per est_cycle
     std::uint64_t updates;      // DP runs, for `apshim status`

@@ -1,12 +1,15 @@
 #include "gat/table.hpp"
 
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -259,12 +262,14 @@ void Table::refresh_processors() {
 bool Table::set_processors(int P, std::uint64_t timeout_ns) {
     if (!lock(timeout_ns)) return false;
     P = std::clamp(P, 1, kMaxProcessors);
+    bool others = false;
     if (P != P_) {
         map_->header.processors = P;
         P_ = P;
-        run_dp(-1, 0, false);  // dp_repair: every property for the new P (allotments clamped, shares redone)
+        others = run_dp(-1, 0, false);  // dp_repair: every property for the new P (allotments clamped, shares redone)
     }
     unlock();
+    if (others) notify_change();
     return true;
 }
 
@@ -300,7 +305,8 @@ int Table::reclaim_dead(bool full_scan, std::uint64_t now) {
 }
 
 // Copies live rows into DP's vector (arrival order), applies the event, writes allotments back.
-void Table::run_dp(int changed_slot, int old_desire, bool departures) {
+bool Table::run_dp(int changed_slot, int old_desire, bool departures) {
+    bool others_changed = false;
     std::vector<DpJob> jobs;
     std::vector<int> slots;
     jobs.reserve(64);
@@ -329,15 +335,44 @@ void Table::run_dp(int changed_slot, int old_desire, bool departures) {
     for (std::size_t k = 0; k < sorted.size(); ++k) {
         Row& r = map_->rows[sorted_slots[k]];
         r.desire = sorted[k].desire;  // dp may have clamped a corrupt desire into [1, P]
+        if (r.allotment != sorted[k].allotment && sorted_slots[k] != changed_slot) others_changed = true;
         r.allotment = sorted[k].allotment;
         placed[k] = PlacedJob{r.allotment, procs_from_words(r.procs)};
     }
     place(placed, P_);
     for (std::size_t k = 0; k < sorted.size(); ++k) {
         std::uint64_t* words = map_->rows[sorted_slots[k]].procs;
-        if (!(procs_from_words(words) == placed[k].procs)) procs_to_words(placed[k].procs, words);  // write only changes
+        if (!(procs_from_words(words) == placed[k].procs)) {  // write only changes
+            procs_to_words(placed[k].procs, words);
+            if (sorted_slots[k] != changed_slot) others_changed = true;
+        }
     }
     ++map_->header.updates;
+    return others_changed;
+}
+
+std::uint32_t Table::changes() const { return __atomic_load_n(&map_->header.changes, __ATOMIC_ACQUIRE); }
+
+void Table::wait_for_change(std::uint32_t seen, std::uint64_t timeout_ns) const {
+    timespec ts{static_cast<time_t>(timeout_ns / 1000000000ull), static_cast<long>(timeout_ns % 1000000000ull)};
+    syscall(SYS_futex, &map_->header.changes, FUTEX_WAIT, seen, &ts, nullptr, 0);
+}
+
+void Table::notify_change() {
+    __atomic_fetch_add(&map_->header.changes, 1, __ATOMIC_ACQ_REL);
+    syscall(SYS_futex, &map_->header.changes, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+int Table::current(int slot, ProcSet* procs, std::uint64_t timeout_ns) {
+    if (slot < 0 || slot >= kMaxRows || !lock(timeout_ns)) return -1;
+    const Row& r = map_->rows[slot];
+    int a = -1;
+    if (r.state == kLive && r.pid == pid_ && r.start_time == start_time_) {
+        a = std::clamp(r.allotment, 1, P_);
+        if (procs) *procs = procs_from_words(r.procs);
+    }
+    unlock();
+    return a;
 }
 
 int Table::join(int desire, double eta, std::string& error) {
@@ -384,8 +419,9 @@ int Table::join(int desire, double eta, std::string& error) {
     r.desire = std::clamp(desire, 1, P_);
     r.eta = static_cast<float>(eta);
     r.heartbeat_ns = now;
-    run_dp(slot, old_desire, departed > 0);
+    bool others = run_dp(slot, old_desire, departed > 0);
     unlock();
+    if (others) notify_change();
     return slot;
 }
 
@@ -414,10 +450,11 @@ int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns, Pr
     r.usage = std::clamp(usage, 0, kMaxProcessors);
     r.runtimes = runtimes;
     r.heartbeat_ns = now;
-    run_dp(slot, old, departed > 0);
+    bool others = run_dp(slot, old, departed > 0);
     int a = std::clamp(r.allotment, 1, P_);
     if (procs) *procs = procs_from_words(r.procs);
     unlock();
+    if (others) notify_change();
     return a;
 }
 
@@ -425,18 +462,21 @@ void Table::leave(int slot) {
     if (slot < 0 || slot >= kMaxRows) return;
     if (!lock(static_cast<std::uint64_t>(est_cycle_us_) * 1000 * 20)) return;  // the next job's scan reclaims us
     Row& r = map_->rows[slot];
+    bool others = false;
     if (r.state == kLive && r.pid == getpid() && r.start_time == start_time_) {
         std::memset(static_cast<void*>(&r), 0, sizeof r);
-        run_dp(-1, 0, true);
+        others = run_dp(-1, 0, true);
     }
     unlock();
+    if (others) notify_change();
 }
 
 int Table::gc() {
     if (!lock(1000000000ull)) return -1;
     int n = reclaim_dead(true, monotonic_ns());
-    if (n > 0) run_dp(-1, 0, true);
+    bool others = n > 0 && run_dp(-1, 0, true);
     unlock();
+    if (others) notify_change();
     return n;
 }
 

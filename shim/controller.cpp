@@ -30,6 +30,7 @@ struct Controller::Impl {
     std::uint64_t t0 = 0, last = 0;
     int failed_updates = 0;
     gat::ProcSet procs;  // the table processors the job runs on (confine.hpp)
+    std::uint64_t last_busy[kMaxAdapters] = {};  // per adapters_ slot, the last cycle's busy time (the split)
     pid_t tid = 0;       // the controller thread's own: it is not confined
     // The CPU quota of the job's cgroup as last read (default_processors()), re-read once a
     // second: a container resized in place (Kubernetes in-place resize) changes the table's P
@@ -225,18 +226,32 @@ void Controller::first_allotment() noexcept {
         log(LogLevel::info, "not confining threads to the allotment's CPUs: %s; throttling by parking only", why);
 }
 
+// How long following a change waits for the table's lock: a holder is mid-update, whose own
+// change wakes us again when it matters.
+constexpr std::uint64_t kFollowLockNs = 1000000ull;
+
 // Mutex held except while sleeping between cycles: one cycle every est_cycle until shutdown.
+// Between cycles the thread sleeps on the table's change counter: when another job's DP run
+// changed our allotment or processors (a job left, went idle, arrived), it follows at once
+// (follow_table) instead of at its next cycle, and co-runners take freed CPUs within about
+// a millisecond (bench/scripts/reaction.py).
 void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
     Impl& s = *impl_;
+    cycling_table_.store(s.table.get(), std::memory_order_release);
     std::uint64_t next = s.last + s.cycle_ns;
-    while (!stopping_.load(std::memory_order_acquire)) {
-        std::uint32_t seen = wake_.load();
+    for (;;) {
+        std::uint32_t seen = s.table->changes();  // before the check: shutdown() stops, then bumps
+        if (stopping_.load(std::memory_order_acquire)) break;
         g.unlock();
-        wait_until(wake_, seen, next);
+        std::uint64_t before = now_ns();
+        if (before < next) s.table->wait_for_change(seen, next - before);
         g.lock();
         if (stopping_.load()) break;
         std::uint64_t now = now_ns();
-        if (now < next) continue;  // spurious wake-up
+        if (now < next) {
+            if (s.table->changes() != seen) follow_table();
+            continue;
+        }
         next += s.cycle_ns;
         if (next < now) next = now + s.cycle_ns;  // we fell behind (stopped, descheduled): do not burst
         cycle(now);
@@ -271,13 +286,12 @@ void Controller::cycle(std::uint64_t now) noexcept {
     std::uint64_t busy = 0;
     int usage = 0;
     Adapter* list[kMaxAdapters];
-    std::uint64_t busy_of[kMaxAdapters] = {};
     int n = 0;
     for (auto& slot : adapters_) {
         Adapter* a = slot.load();
         if (!a) continue;
         Sample smp = a->sample();
-        busy_of[n] = smp.busy_ns;
+        s.last_busy[&slot - adapters_] = smp.busy_ns;
         list[n++] = a;
         busy += smp.busy_ns;
         usage += smp.usage;
@@ -317,20 +331,46 @@ void Controller::cycle(std::uint64_t now) noexcept {
             s.table->path().c_str(), kUpdateFailuresToReport, s.allotment);
     }
 
-    // 4. Adjust usage: split the allotment among the runtimes by their measured demand.
-    // Runtimes may create worker threads inside these calls; those inherit the creating
-    // thread's name (HostIdentity) and its full signal mask.
-    HostIdentity host(host_name_);
-    int share[kMaxAdapters];
-    split_allotment(s.allotment, busy_of, n, share);
-    for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
-    // 5. Confine: the job's threads run on its processors' CPUs only.
-    if (a > 0 && !confine::apply(s.procs, s.P, s.tid))
-        if (const char* why = confine::why_off())
-            APSHIM_LOG_ONCE(LogLevel::info, "stopped confining threads: %s", why);
+    // 4-5. Adjust usage and confine.
+    apply_allotment(a > 0);
     if (s.trace.is_open())
         s.trace.write(TraceRow{(now - s.t0) / 1e6, desire, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
                                threads_running()});
+}
+
+// Mutex held. 4. Adjust usage: split the allotment among the runtimes by their measured demand
+// (the last cycle's). Runtimes may create worker threads inside these calls; those inherit the
+// creating thread's name (HostIdentity) and its full signal mask. 5. Confine (when the table
+// answered): the job's threads run on its processors' CPUs only.
+void Controller::apply_allotment(bool confine_now) noexcept {
+    Impl& s = *impl_;
+    Adapter* list[kMaxAdapters];
+    std::uint64_t busy[kMaxAdapters];
+    int n = 0;
+    for (int i = 0; i < kMaxAdapters; ++i)
+        if (Adapter* a = adapters_[i].load()) {
+            list[n] = a;
+            busy[n++] = s.last_busy[i];
+        }
+    HostIdentity host(host_name_);
+    int share[kMaxAdapters];
+    split_allotment(s.allotment, busy, n, share);
+    for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
+    if (confine_now && !confine::apply(s.procs, s.P, s.tid))
+        if (const char* why = confine::why_off())
+            APSHIM_LOG_ONCE(LogLevel::info, "stopped confining threads: %s", why);
+}
+
+// Mutex held. Another job's DP run changed the table between our cycles: take our allotment and
+// processors as DP left them now. Nothing is measured or published here (the next cycle does).
+void Controller::follow_table() noexcept {
+    Impl& s = *impl_;
+    gat::ProcSet procs;
+    int a = s.table->current(s.slot, &procs, kFollowLockNs);
+    if (a <= 0 || (a == s.allotment && procs == s.procs)) return;
+    s.allotment = a;
+    s.procs = procs;
+    apply_allotment(true);
 }
 
 void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share) noexcept {
@@ -351,6 +391,7 @@ void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share
 void Controller::shutdown() noexcept {
     if (stopping_.exchange(true)) return;
     wake(wake_);
+    if (gat::Table* t = cycling_table_.load(std::memory_order_acquire)) t->notify_change();
     // start_thread() writes these under the mutex and checks stopping_ there first, so once we
     // hold it no thread can start any more; join without it (the thread takes it every cycle).
     bool joinable;
@@ -383,6 +424,7 @@ void Controller::after_fork_child() noexcept {
     // as the parent does, rather than constructing a new mutex over a locked one.
     mutex_.unlock();
     thread_joinable_ = false;
+    cycling_table_.store(nullptr);
     started_.store(false);
     stopping_.store(false);
     if (impl_) {

@@ -15,6 +15,10 @@
 
 namespace apshim {
 
+namespace gat {
+class Table;
+}
+
 // How a process's allotment is split when several runtimes are in use (n >= 1 entries).
 // Each runtime's limit counts its own master (adapters/adapter.hpp), and a master is a thread
 // the program runs anyway: the host thread, or, when one runtime's work calls the other (a TBB
@@ -56,6 +60,8 @@ private:
     void first_allotment() noexcept;
     void cycle_loop(std::unique_lock<std::mutex>& g) noexcept;
     void cycle(std::uint64_t now) noexcept;
+    void follow_table() noexcept;
+    void apply_allotment(bool confine_now) noexcept;
     void follow_quota(std::uint64_t now) noexcept;
 
     Options opts_;
@@ -66,6 +72,9 @@ private:
     std::atomic<bool> started_{false};
     std::atomic<bool> stopping_{false};
     std::atomic<std::uint32_t> wake_{0};
+    // The table the cycles wait on (its change counter, gat/table.hpp), once they run: shutdown()
+    // bumps it to wake the thread. Lives as long as the controller.
+    std::atomic<gat::Table*> cycling_table_{nullptr};
     std::atomic<int> table_P_{0};
     std::atomic<std::uint64_t> table_cycle_ns_{0};
     char host_name_[16] = "";  // name of the thread that started the controller (runtime threads created from here inherit it)

@@ -586,3 +586,55 @@ TEST_CASE("a change of P (a resized container) reaches every job of the table at
     reap_ok(kid);
     close(done[0]);
 }
+
+TEST_CASE("a DP run that changes another job's allotment wakes that job at once", "[table][multiprocess]") {
+    std::string path = temp_dir() + "/gat";
+    auto a = open_ok(path, 2);
+    std::string err;
+    int sa = a->join(2, 0.5, err);
+    REQUIRE(sa >= 0);
+    REQUIRE(a->update(sa, 2, 2, 1000000000ull) == 2);
+    // A job's changes to its own row wake nobody: only another job's allotment or processors.
+    std::uint32_t before = a->changes();
+    CHECK(a->update(sa, 1, 1, 1000000000ull) == 1);
+    CHECK(a->update(sa, 2, 1, 1000000000ull) == 2);
+    CHECK(a->changes() == before);
+    int go[2];
+    REQUIRE(pipe(go) == 0);
+    std::uint32_t seen = a->changes();
+    pid_t kid = fork();
+    REQUIRE(kid >= 0);
+    if (kid == 0) {  // job B: joins wanting both processors once A sleeps, leaves when told
+        close(go[1]);
+        auto b = Table::open(path, CreateParams{2, 5000}, err);
+        if (!b) _exit(1);
+        usleep(200000);  // A is asleep by now (were it not, its wait would return at once anyway)
+        int sb = b->join(2, 0.5, err);
+        if (sb < 0) _exit(2);
+        char c;
+        if (read(go[0], &c, 1) != 1) _exit(3);
+        b->leave(sb);
+        _exit(0);
+    }
+    close(go[0]);
+    // A sleeps up to 20 s: only a wake-up from B's process ends it early (FUTEX_WAIT on the
+    // shared file, not a private futex).
+    std::uint64_t t0 = raw_monotonic_ns();
+    a->wait_for_change(seen, 20000000000ull);
+    CHECK(raw_monotonic_ns() - t0 < 10000000000ull);
+    CHECK(a->changes() != seen);
+    gat::ProcSet procs;
+    CHECK(a->current(sa, &procs, 1000000000ull) == 1);  // B's join halved A's allotment
+    CHECK(procs.count() == 1);
+    // B leaves: A is woken again and gets both processors back.
+    seen = a->changes();
+    char c = 'g';
+    REQUIRE(write(go[1], &c, 1) == 1);
+    t0 = raw_monotonic_ns();
+    while (a->changes() == seen && raw_monotonic_ns() - t0 < 10000000000ull) a->wait_for_change(seen, 20000000000ull);
+    CHECK(raw_monotonic_ns() - t0 < 10000000000ull);
+    CHECK(a->current(sa, &procs, 1000000000ull) == 2);
+    CHECK(procs.count() == 2);
+    close(go[1]);
+    reap_ok(kid);
+}
