@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 
 #include "adapters/common/next_fn.hpp"
 #include "adapters/omp/omp_adapter.hpp"
@@ -20,18 +21,49 @@ std::atomic<bool> g_program_wants_exact{false};
 
 namespace {
 
+// The shim's spin-wait defaults, unless the user chose a wait policy or the value (omp_setup).
+struct SpinDefault {
+    const char* name;
+    const char* value;
+};
+constexpr SpinDefault kSpinDefaults[] = {{"KMP_BLOCKTIME", "1"}, {"GOMP_SPINCOUNT", "1000"}};
+
+// Set once omp_setup() ran: from then on the environment itself holds the defaults.
+std::atomic<bool> g_defaults_in_environ{false};
+
+const char* from_environ(const char* name) noexcept {
+    std::size_t n = std::strlen(name);
+    for (char** e = environ; e && *e; ++e)
+        if (std::strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+    return nullptr;
+}
+
+// Before the shim's constructor: would it run (APSHIM_DISABLE not on, shim/options.cpp's words)?
+bool disabled_by_environ() noexcept {
+    const char* v = from_environ("APSHIM_DISABLE");
+    if (!v) return false;
+    for (const char* on : {"1", "true", "yes", "on"})
+        if (strcasecmp(v, on) == 0) return true;
+    return false;
+}
+
 __attribute__((constructor(110))) void omp_setup() {
-    if (!host().enabled()) return;
     // Threads time-sharing a confined job's CPUs, threads left out of a region, and idle ones
     // must give their core back quickly: libomp spins 200 ms by default (research: 98% of a core
     // wasted with 50 ms gaps), libgomp 300 000 spins. libgomp's own short count for
     // oversubscription (100) never applies under confinement (it compares its threads with the
     // CPUs of the mask it started with), so the count matters: at allotment 1 NPB SP.W (gcc) took
     // 3.74 s with 10 000 spins, 2.02 s with 1000, 1.90 s with one thread; alone 1.14 / 1.01 s
-    // (bench/results/2026-11-24-peer-pairs-dev2core/spincount).
+    // (bench/results/2026-11-24-peer-pairs-dev2core/spincount). A libgomp that the program links
+    // read its environment before this runs: getenv (below) gave it these values then.
+    // libgomp linked by the program read its environment already (getenv below answered it).
+    struct Done {
+        ~Done() { g_defaults_in_environ.store(true); }
+    } done;
+    if (!host().enabled()) return;
     bool user_wait = host().env_chosen_by_user("OMP_WAIT_POLICY");
-    if (!user_wait) host().env_default("KMP_BLOCKTIME", "1");
-    if (!user_wait) host().env_default("GOMP_SPINCOUNT", "1000");
+    if (!user_wait)
+        for (const SpinDefault& d : kSpinDefaults) host().env_default(d.name, d.value);
     if (const char* d = std::getenv("OMP_DYNAMIC"); d && strcasecmp(d, "false") == 0) g_program_wants_exact.store(true);
 }
 
@@ -52,4 +84,22 @@ extern "C" __attribute__((visibility("default"))) void omp_set_dynamic(int dynam
     using namespace apshim::omp_adapter;
     if (dynamic == 0) g_program_wants_exact.store(true, std::memory_order_relaxed);
     if (auto real = next_omp_set_dynamic.get()) real(dynamic);
+}
+
+// getenv, interposed for one reason: libgomp linked by the program reads GOMP_SPINCOUNT in its
+// own constructor, which the loader runs before a preloaded library's, so the default that
+// omp_setup() puts into the environment came too late for it (it spun its 300 000 rounds: LLVM's
+// omp_for_collapse, gcc, ordered handoffs between two threads on one CPU, ran over 120 s at
+// allotment 1 against 0.3 s with 1000). Until omp_setup() ran, an unset spin variable reads as
+// the shim's default, under the same conditions (the shim not disabled, no OMP_WAIT_POLICY);
+// every other name, and every name afterwards, is the environment's, as libc's getenv answers.
+// The program's own getenv (bash defines one) still wins over this one.
+extern "C" __attribute__((visibility("default"))) char* getenv(const char* name) {
+    using namespace apshim::omp_adapter;
+    if (const char* v = from_environ(name)) return const_cast<char*>(v);
+    if (g_defaults_in_environ.load(std::memory_order_acquire)) return nullptr;
+    for (const SpinDefault& d : kSpinDefaults)
+        if (std::strcmp(name, d.name) == 0)
+            return from_environ("OMP_WAIT_POLICY") || disabled_by_environ() ? nullptr : const_cast<char*>(d.value);
+    return nullptr;
 }
