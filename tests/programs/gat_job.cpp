@@ -1,7 +1,9 @@
 // A stand-in job that uses the table directly, without any runtime: joins with a desire,
 // updates every est_cycle (like a controller would), and prints its final allotment.
-// Used by the CLI tests and the GAT demo.
+// Used by the CLI tests and the GAT demo. SIGTERM ends it as a job's normal exit does: it leaves
+// the table (a shim job's controller leaves at exit), so its co-runners are told at once.
 //   gat_job DESIRE MILLISECONDS      (APSHIM_GAT, APSHIM_P, APSHIM_EST_CYCLE_MS from the environment)
+#include <signal.h>
 #include <time.h>
 
 #include <cmath>
@@ -13,6 +15,11 @@
 #include "shim/options.hpp"
 
 extern char** environ;
+
+namespace {
+volatile sig_atomic_t g_stop = 0;
+void on_term(int) { g_stop = 1; }
+}  // namespace
 
 int main(int argc, char** argv) {
     if (argc != 3) {
@@ -33,6 +40,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "gat_job: %s\n", err.c_str());
         return 1;
     }
+    struct sigaction sa {};
+    sa.sa_handler = &on_term;
+    sigaction(SIGTERM, &sa, nullptr);  // no SA_RESTART: the nap ends at once
     int allot = 0;
     const long cycle_ns = std::lround(t->est_cycle_ms() * 1e6);
     timespec start, now;
@@ -43,7 +53,7 @@ int main(int argc, char** argv) {
         timespec nap{0, cycle_ns};
         nanosleep(&nap, nullptr);
         clock_gettime(CLOCK_MONOTONIC, &now);
-    } while ((now.tv_sec - start.tv_sec) * 1e3 + (now.tv_nsec - start.tv_nsec) / 1e6 < ms);
+    } while (!g_stop && (now.tv_sec - start.tv_sec) * 1e3 + (now.tv_nsec - start.tv_nsec) / 1e6 < ms);
     t->leave(slot);
     std::printf("allotment=%d\n", allot);
     return 0;
