@@ -35,7 +35,11 @@ struct alignas(64) Row {
     std::uint64_t heartbeat_ns; // CLOCK_MONOTONIC of the job's last update
     char name[kNameLen];        // comm of the job, NUL-terminated
     std::uint32_t runtimes;     // the runtimes the job uses (kRuntime* bits), for `apshim status`
-    std::uint32_t reserved2;
+    // Futex word (FUTEX_WAIT, not private: every job maps the file): bumped, and the job woken,
+    // when another job's DP run changed this job's allotment or processors, so that it follows
+    // at once instead of at its next est_cycle (Table::wait_for_change). Was `reserved2` (always
+    // 0) in layout 3: jobs that do not know it simply never wake early.
+    std::uint32_t changes;
     // The table processors this job runs on (bit i = processor i), written by placement after
     // every DP run (gat/placement.hpp): allotment many, disjoint from other jobs' while they fit.
     std::uint64_t procs[kMaxProcessors / 64];
@@ -51,11 +55,7 @@ struct alignas(64) Header {
     std::int32_t processors;    // P
     std::uint32_t est_cycle_us; // one est_cycle for every job sharing the table (Sen §6.1)
     std::uint32_t owner_uid;
-    // Futex word (FUTEX_WAIT, not private: every job maps the file): bumped, and its waiters
-    // woken, when a DP run changed another job's allotment or processors, so that job follows
-    // at once instead of at its next est_cycle (Table::wait_for_change). Was `reserved` (always
-    // 0) in layout 3: jobs that do not know it simply never wake early.
-    std::uint32_t changes;
+    std::uint32_t reserved;
     std::uint64_t join_counter; // next join_seq
     std::uint64_t last_scan_ns; // last full liveness scan (reads /proc), at most one per est_cycle
     std::uint64_t updates;      // DP runs, for `apshim status`

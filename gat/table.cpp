@@ -262,14 +262,14 @@ void Table::refresh_processors() {
 bool Table::set_processors(int P, std::uint64_t timeout_ns) {
     if (!lock(timeout_ns)) return false;
     P = std::clamp(P, 1, kMaxProcessors);
-    bool others = false;
+    std::vector<int> moved;
     if (P != P_) {
         map_->header.processors = P;
         P_ = P;
-        others = run_dp(-1, 0, false);  // dp_repair: every property for the new P (allotments clamped, shares redone)
+        run_dp(-1, 0, false, &moved);  // dp_repair: every property for the new P (allotments clamped, shares redone)
     }
     unlock();
-    if (others) notify_change();
+    wake(moved);
     return true;
 }
 
@@ -305,8 +305,7 @@ int Table::reclaim_dead(bool full_scan, std::uint64_t now) {
 }
 
 // Copies live rows into DP's vector (arrival order), applies the event, writes allotments back.
-bool Table::run_dp(int changed_slot, int old_desire, bool departures) {
-    bool others_changed = false;
+void Table::run_dp(int changed_slot, int old_desire, bool departures, std::vector<int>* moved) {
     std::vector<DpJob> jobs;
     std::vector<int> slots;
     jobs.reserve(64);
@@ -335,7 +334,8 @@ bool Table::run_dp(int changed_slot, int old_desire, bool departures) {
     for (std::size_t k = 0; k < sorted.size(); ++k) {
         Row& r = map_->rows[sorted_slots[k]];
         r.desire = sorted[k].desire;  // dp may have clamped a corrupt desire into [1, P]
-        if (r.allotment != sorted[k].allotment && sorted_slots[k] != changed_slot) others_changed = true;
+        bool other = sorted_slots[k] != changed_slot;
+        if (moved && other && r.allotment != sorted[k].allotment) moved->push_back(sorted_slots[k]);
         r.allotment = sorted[k].allotment;
         placed[k] = PlacedJob{r.allotment, procs_from_words(r.procs)};
     }
@@ -344,23 +344,36 @@ bool Table::run_dp(int changed_slot, int old_desire, bool departures) {
         std::uint64_t* words = map_->rows[sorted_slots[k]].procs;
         if (!(procs_from_words(words) == placed[k].procs)) {  // write only changes
             procs_to_words(placed[k].procs, words);
-            if (sorted_slots[k] != changed_slot) others_changed = true;
+            if (moved && sorted_slots[k] != changed_slot &&
+                std::find(moved->begin(), moved->end(), sorted_slots[k]) == moved->end())
+                moved->push_back(sorted_slots[k]);
         }
     }
     ++map_->header.updates;
-    return others_changed;
 }
 
-std::uint32_t Table::changes() const { return __atomic_load_n(&map_->header.changes, __ATOMIC_ACQUIRE); }
+void Table::wake(const std::vector<int>& moved) {
+    for (int slot : moved) notify_change(slot);
+}
 
-void Table::wait_for_change(std::uint32_t seen, std::uint64_t timeout_ns) const {
+std::uint32_t Table::changes(int slot) const {
+    if (slot < 0 || slot >= kMaxRows) return 0;
+    return __atomic_load_n(&map_->rows[slot].changes, __ATOMIC_ACQUIRE);
+}
+
+void Table::wait_for_change(int slot, std::uint32_t seen, std::uint64_t timeout_ns) const {
     timespec ts{static_cast<time_t>(timeout_ns / 1000000000ull), static_cast<long>(timeout_ns % 1000000000ull)};
-    syscall(SYS_futex, &map_->header.changes, FUTEX_WAIT, seen, &ts, nullptr, 0);
+    if (slot < 0 || slot >= kMaxRows) {
+        nanosleep(&ts, nullptr);
+        return;
+    }
+    syscall(SYS_futex, &map_->rows[slot].changes, FUTEX_WAIT, seen, &ts, nullptr, 0);
 }
 
-void Table::notify_change() {
-    __atomic_fetch_add(&map_->header.changes, 1, __ATOMIC_ACQ_REL);
-    syscall(SYS_futex, &map_->header.changes, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+void Table::notify_change(int slot) {
+    if (slot < 0 || slot >= kMaxRows) return;
+    __atomic_fetch_add(&map_->rows[slot].changes, 1, __ATOMIC_ACQ_REL);
+    syscall(SYS_futex, &map_->rows[slot].changes, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
 int Table::current(int slot, ProcSet* procs, std::uint64_t timeout_ns) {
@@ -419,9 +432,10 @@ int Table::join(int desire, double eta, std::string& error) {
     r.desire = std::clamp(desire, 1, P_);
     r.eta = static_cast<float>(eta);
     r.heartbeat_ns = now;
-    bool others = run_dp(slot, old_desire, departed > 0);
+    std::vector<int> moved;
+    run_dp(slot, old_desire, departed > 0, &moved);
     unlock();
-    if (others) notify_change();
+    wake(moved);
     return slot;
 }
 
@@ -450,11 +464,12 @@ int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns, Pr
     r.usage = std::clamp(usage, 0, kMaxProcessors);
     r.runtimes = runtimes;
     r.heartbeat_ns = now;
-    bool others = run_dp(slot, old, departed > 0);
+    std::vector<int> moved;
+    run_dp(slot, old, departed > 0, &moved);
     int a = std::clamp(r.allotment, 1, P_);
     if (procs) *procs = procs_from_words(r.procs);
     unlock();
-    if (others) notify_change();
+    wake(moved);
     return a;
 }
 
@@ -462,21 +477,22 @@ void Table::leave(int slot) {
     if (slot < 0 || slot >= kMaxRows) return;
     if (!lock(static_cast<std::uint64_t>(est_cycle_us_) * 1000 * 20)) return;  // the next job's scan reclaims us
     Row& r = map_->rows[slot];
-    bool others = false;
+    std::vector<int> moved;
     if (r.state == kLive && r.pid == getpid() && r.start_time == start_time_) {
         std::memset(static_cast<void*>(&r), 0, sizeof r);
-        others = run_dp(-1, 0, true);
+        run_dp(-1, 0, true, &moved);
     }
     unlock();
-    if (others) notify_change();
+    wake(moved);
 }
 
 int Table::gc() {
     if (!lock(1000000000ull)) return -1;
     int n = reclaim_dead(true, monotonic_ns());
-    bool others = n > 0 && run_dp(-1, 0, true);
+    std::vector<int> moved;
+    if (n > 0) run_dp(-1, 0, true, &moved);
     unlock();
-    if (others) notify_change();
+    wake(moved);
     return n;
 }
 

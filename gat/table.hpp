@@ -78,13 +78,13 @@ public:
     // P at once, and every job sharing the table follows at its next update (each lock re-reads
     // P). False when the lock was not free within timeout_ns.
     bool set_processors(int P, std::uint64_t timeout_ns);
-    // A DP run in any job that changed another job's allotment or processors bumps the table's
-    // change counter and wakes every waiter. changes(): the counter now; wait_for_change():
-    // sleeps until it differs from `seen` or timeout_ns passes; notify_change(): bump and wake
-    // (also to wake this process's own waiter for shutdown).
-    std::uint32_t changes() const;
-    void wait_for_change(std::uint32_t seen, std::uint64_t timeout_ns) const;
-    void notify_change();
+    // A DP run in one job that changes another job's allotment or processors bumps that job's
+    // row's change counter and wakes it (only the jobs whose rows changed). changes(slot): the
+    // counter now; wait_for_change(): sleeps until it differs from `seen` or timeout_ns passes;
+    // notify_change(slot): bump and wake (also how a process wakes its own waiter to stop).
+    std::uint32_t changes(int slot) const;
+    void wait_for_change(int slot, std::uint32_t seen, std::uint64_t timeout_ns) const;
+    void notify_change(int slot);
     // The job's allotment and processors as DP last set them (lock held for the read, at most
     // timeout_ns); -1 when the lock was busy or the row is not ours.
     int current(int slot, ProcSet* procs, std::uint64_t timeout_ns);
@@ -104,8 +104,10 @@ public:
 private:
     Table() = default;
     int reclaim_dead(bool full_scan, std::uint64_t now);
-    // Returns true when a row other than `changed_slot` got another allotment or processors.
-    bool run_dp(int changed_slot, int old_desire, bool departures);
+    // `moved`, when given, receives the rows other than `changed_slot` that got another
+    // allotment or processors (to be woken once the lock is released: wake()).
+    void run_dp(int changed_slot, int old_desire, bool departures, std::vector<int>* moved = nullptr);
+    void wake(const std::vector<int>& moved);
     int find_row(pid_t pid, std::uint64_t start_time) const;
     void refresh_processors();
 

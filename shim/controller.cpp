@@ -231,7 +231,7 @@ void Controller::first_allotment() noexcept {
 constexpr std::uint64_t kFollowLockNs = 1000000ull;
 
 // Mutex held except while sleeping between cycles: one cycle every est_cycle until shutdown.
-// Between cycles the thread sleeps on the table's change counter: when another job's DP run
+// Between cycles the thread sleeps on its row's change counter: when another job's DP run
 // changed our allotment or processors (a job left, went idle, arrived), it follows at once
 // (follow_table) instead of at its next cycle, and co-runners take freed CPUs within about
 // a millisecond (bench/scripts/reaction.py).
@@ -240,16 +240,18 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
     cycling_table_.store(s.table.get(), std::memory_order_release);
     std::uint64_t next = s.last + s.cycle_ns;
     for (;;) {
-        std::uint32_t seen = s.table->changes();  // before the check: shutdown() stops, then bumps
+        int slot = s.slot;  // update() may move us to another row (re-join)
+        cycling_slot_.store(slot, std::memory_order_release);
+        std::uint32_t seen = s.table->changes(slot);  // before the check: shutdown() stops, then bumps
         if (stopping_.load(std::memory_order_acquire)) break;
         g.unlock();
         std::uint64_t before = now_ns();
-        if (before < next) s.table->wait_for_change(seen, next - before);
+        if (before < next) s.table->wait_for_change(slot, seen, next - before);
         g.lock();
         if (stopping_.load()) break;
         std::uint64_t now = now_ns();
         if (now < next) {
-            if (s.table->changes() != seen) follow_table();
+            if (s.table->changes(slot) != seen) follow_table();
             continue;
         }
         next += s.cycle_ns;
@@ -391,7 +393,7 @@ void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share
 void Controller::shutdown() noexcept {
     if (stopping_.exchange(true)) return;
     wake(wake_);
-    if (gat::Table* t = cycling_table_.load(std::memory_order_acquire)) t->notify_change();
+    if (gat::Table* t = cycling_table_.load(std::memory_order_acquire)) t->notify_change(cycling_slot_.load());
     // start_thread() writes these under the mutex and checks stopping_ there first, so once we
     // hold it no thread can start any more; join without it (the thread takes it every cycle).
     bool joinable;
@@ -425,6 +427,7 @@ void Controller::after_fork_child() noexcept {
     mutex_.unlock();
     thread_joinable_ = false;
     cycling_table_.store(nullptr);
+    cycling_slot_.store(-1);
     started_.store(false);
     stopping_.store(false);
     if (impl_) {

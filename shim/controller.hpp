@@ -72,9 +72,10 @@ private:
     std::atomic<bool> started_{false};
     std::atomic<bool> stopping_{false};
     std::atomic<std::uint32_t> wake_{0};
-    // The table the cycles wait on (its change counter, gat/table.hpp), once they run: shutdown()
-    // bumps it to wake the thread. Lives as long as the controller.
+    // The table and row the cycles wait on (the row's change counter, gat/table.hpp), once they
+    // run: shutdown() bumps it to wake the thread. The table lives as long as the controller.
     std::atomic<gat::Table*> cycling_table_{nullptr};
+    std::atomic<int> cycling_slot_{-1};
     std::atomic<int> table_P_{0};
     std::atomic<std::uint64_t> table_cycle_ns_{0};
     char host_name_[16] = "";  // name of the thread that started the controller (runtime threads created from here inherit it)

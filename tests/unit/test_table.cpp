@@ -595,13 +595,13 @@ TEST_CASE("a DP run that changes another job's allotment wakes that job at once"
     REQUIRE(sa >= 0);
     REQUIRE(a->update(sa, 2, 2, 1000000000ull) == 2);
     // A job's changes to its own row wake nobody: only another job's allotment or processors.
-    std::uint32_t before = a->changes();
+    std::uint32_t before = a->changes(sa);
     CHECK(a->update(sa, 1, 1, 1000000000ull) == 1);
     CHECK(a->update(sa, 2, 1, 1000000000ull) == 2);
-    CHECK(a->changes() == before);
+    CHECK(a->changes(sa) == before);
     int go[2];
     REQUIRE(pipe(go) == 0);
-    std::uint32_t seen = a->changes();
+    std::uint32_t seen = a->changes(sa);
     pid_t kid = fork();
     REQUIRE(kid >= 0);
     if (kid == 0) {  // job B: joins wanting both processors once A sleeps, leaves when told
@@ -620,18 +620,18 @@ TEST_CASE("a DP run that changes another job's allotment wakes that job at once"
     // A sleeps up to 20 s: only a wake-up from B's process ends it early (FUTEX_WAIT on the
     // shared file, not a private futex).
     std::uint64_t t0 = raw_monotonic_ns();
-    a->wait_for_change(seen, 20000000000ull);
+    a->wait_for_change(sa, seen, 20000000000ull);
     CHECK(raw_monotonic_ns() - t0 < 10000000000ull);
-    CHECK(a->changes() != seen);
+    CHECK(a->changes(sa) != seen);
     gat::ProcSet procs;
     CHECK(a->current(sa, &procs, 1000000000ull) == 1);  // B's join halved A's allotment
     CHECK(procs.count() == 1);
     // B leaves: A is woken again and gets both processors back.
-    seen = a->changes();
+    seen = a->changes(sa);
     char c = 'g';
     REQUIRE(write(go[1], &c, 1) == 1);
     t0 = raw_monotonic_ns();
-    while (a->changes() == seen && raw_monotonic_ns() - t0 < 10000000000ull) a->wait_for_change(seen, 20000000000ull);
+    while (a->changes(sa) == seen && raw_monotonic_ns() - t0 < 10000000000ull) a->wait_for_change(sa, seen, 20000000000ull);
     CHECK(raw_monotonic_ns() - t0 < 10000000000ull);
     CHECK(a->current(sa, &procs, 1000000000ull) == 2);
     CHECK(procs.count() == 2);
