@@ -6,19 +6,17 @@
 #include <cstring>
 #include <string>
 
+#include "adapters/common/env_value.hpp"
+
 extern char** environ;
 
 namespace apshim::env {
 namespace {
 
-// libc's getenv/setenv, not the host's: bash defines its own, which before bash's main neither
-// see nor keep the process environment (a user's KMP_BLOCKTIME=7 came out as the shim's 1).
-const char* get(const char* name) noexcept {
-    std::size_t n = std::strlen(name);
-    for (char** e = environ; e && *e; ++e)
-        if (std::strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
-    return nullptr;
-}
+// The process environment itself and libc's setenv, not the host's: bash defines its own
+// getenv/setenv, which before bash's main neither see nor keep the process environment (a user's
+// KMP_BLOCKTIME=7 came out as the shim's 1).
+const char* get(const char* name) noexcept { return env_value(environ, name); }
 
 void set(const char* name, const char* value) noexcept {
     using Fn = int (*)(const char*, const char*, int);
@@ -39,13 +37,6 @@ bool listed(const char* list, const char* name, std::size_t n) noexcept {
     return false;
 }
 
-const char* value_in(char* const* envp, const char* name) noexcept {
-    std::size_t n = std::strlen(name);
-    for (char* const* e = envp; e && *e; ++e)
-        if (std::strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
-    return nullptr;
-}
-
 }  // namespace
 
 bool set_by_user(const char* name) noexcept {
@@ -62,9 +53,9 @@ void add_default(const char* name, const char* value) noexcept {
 }
 
 char* const* for_child(char* const* envp, char** room) noexcept {
-    const char* list = value_in(envp, kAdded);
+    const char* list = env_value(envp, kAdded);
     if (!list) return envp;
-    const char* preload = value_in(envp, "LD_PRELOAD");
+    const char* preload = env_value(envp, "LD_PRELOAD");
     if (preload && std::strstr(preload, "libapshim")) return envp;
     std::size_t k = 0;
     for (char* const* e = envp; e && *e; ++e) {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "adapters/common/env_value.hpp"
 #include "adapters/common/next_fn.hpp"
 #include "adapters/omp/omp_adapter.hpp"
 
@@ -31,12 +32,7 @@ constexpr SpinDefault kSpinDefaults[] = {{"KMP_BLOCKTIME", "1"}, {"GOMP_SPINCOUN
 // Set once omp_setup() ran: from then on the environment itself holds the defaults.
 std::atomic<bool> g_defaults_in_environ{false};
 
-const char* from_environ(const char* name) noexcept {
-    std::size_t n = std::strlen(name);
-    for (char** e = environ; e && *e; ++e)
-        if (std::strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
-    return nullptr;
-}
+const char* from_environ(const char* name) noexcept { return env_value(environ, name); }
 
 // Before the shim's constructor: would it run (APSHIM_DISABLE not on, shim/options.cpp's words)?
 bool disabled_by_environ() noexcept {
@@ -56,7 +52,6 @@ __attribute__((constructor(110))) void omp_setup() {
     // 3.74 s with 10 000 spins, 2.02 s with 1000, 1.90 s with one thread; alone 1.14 / 1.01 s
     // (bench/results/2026-11-24-peer-pairs-dev2core/spincount). A libgomp that the program links
     // read its environment before this runs: getenv (below) gave it these values then.
-    // libgomp linked by the program read its environment already (getenv below answered it).
     struct Done {
         ~Done() { g_defaults_in_environ.store(true); }
     } done;

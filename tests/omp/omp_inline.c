@@ -16,6 +16,13 @@
 
 static atomic_long g_nested, g_queued;
 
+/* Right after a task construct made inside a task: did that child finish already? */
+static void note_child(int inside_task, atomic_int* done) {
+    if (!inside_task) return;
+    atomic_fetch_add(&g_nested, 1);
+    if (!atomic_load(done)) atomic_fetch_add(&g_queued, 1);
+}
+
 static long tree(int depth, int inside_task) {
     if (depth == 0) return 1;
     long a = 0, b = 0;
@@ -25,19 +32,13 @@ static long tree(int depth, int inside_task) {
         a = tree(depth - 1, 1);
         atomic_store(&done_a, 1);
     }
-    if (inside_task) {
-        atomic_fetch_add(&g_nested, 1);
-        if (!atomic_load(&done_a)) atomic_fetch_add(&g_queued, 1);
-    }
+    note_child(inside_task, &done_a);
 #pragma omp task shared(b, done_b)
     {
         b = tree(depth - 1, 1);
         atomic_store(&done_b, 1);
     }
-    if (inside_task) {
-        atomic_fetch_add(&g_nested, 1);
-        if (!atomic_load(&done_b)) atomic_fetch_add(&g_queued, 1);
-    }
+    note_child(inside_task, &done_b);
 #pragma omp taskwait
     return a + b;
 }
