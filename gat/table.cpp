@@ -262,18 +262,22 @@ void Table::refresh_processors() {
 bool Table::set_processors(int P, std::uint64_t timeout_ns) {
     if (!lock(timeout_ns)) return false;
     P = std::clamp(P, 1, kMaxProcessors);
-    std::vector<int> moved;
     if (P != P_) {
         map_->header.processors = P;
         P_ = P;
-        run_dp(-1, 0, false, &moved);  // dp_repair: every property for the new P (allotments clamped, shares redone)
+        run_dp(-1, 0, false);  // dp_repair: every property for the new P (allotments clamped, shares redone)
     }
     unlock();
-    wake(moved);
     return true;
 }
 
-void Table::unlock() { pthread_mutex_unlock(&map_->header.lock); }
+// Releases the lock, then wakes the jobs whose rows the DP runs under it changed (notify_change):
+// their controllers take the new allotment now, not at their next cycle.
+void Table::unlock() {
+    pthread_mutex_unlock(&map_->header.lock);
+    for (int slot : moved_) notify_change(slot);
+    moved_.clear();
+}
 
 int Table::find_row(pid_t pid, std::uint64_t start_time) const {
     for (int i = 0; i < kMaxRows; ++i) {
@@ -305,7 +309,7 @@ int Table::reclaim_dead(bool full_scan, std::uint64_t now) {
 }
 
 // Copies live rows into DP's vector (arrival order), applies the event, writes allotments back.
-void Table::run_dp(int changed_slot, int old_desire, bool departures, std::vector<int>* moved) {
+void Table::run_dp(int changed_slot, int old_desire, bool departures) {
     std::vector<DpJob> jobs;
     std::vector<int> slots;
     jobs.reserve(64);
@@ -331,11 +335,11 @@ void Table::run_dp(int changed_slot, int old_desire, bool departures, std::vecto
     if (changed >= 0) dp_desire_changed(sorted, P_, static_cast<std::size_t>(changed), old_desire);
     else if (!departures) dp_repair(sorted, P_);
     std::vector<PlacedJob> placed(sorted.size());
+    std::vector<bool> moved(sorted.size(), false);
     for (std::size_t k = 0; k < sorted.size(); ++k) {
         Row& r = map_->rows[sorted_slots[k]];
         r.desire = sorted[k].desire;  // dp may have clamped a corrupt desire into [1, P]
-        bool other = sorted_slots[k] != changed_slot;
-        if (moved && other && r.allotment != sorted[k].allotment) moved->push_back(sorted_slots[k]);
+        moved[k] = r.allotment != sorted[k].allotment;
         r.allotment = sorted[k].allotment;
         placed[k] = PlacedJob{r.allotment, procs_from_words(r.procs)};
     }
@@ -344,16 +348,13 @@ void Table::run_dp(int changed_slot, int old_desire, bool departures, std::vecto
         std::uint64_t* words = map_->rows[sorted_slots[k]].procs;
         if (!(procs_from_words(words) == placed[k].procs)) {  // write only changes
             procs_to_words(placed[k].procs, words);
-            if (moved && sorted_slots[k] != changed_slot &&
-                std::find(moved->begin(), moved->end(), sorted_slots[k]) == moved->end())
-                moved->push_back(sorted_slots[k]);
+            moved[k] = true;
         }
+        int slot = sorted_slots[k];
+        if (moved[k] && slot != changed_slot && std::find(moved_.begin(), moved_.end(), slot) == moved_.end())
+            moved_.push_back(slot);
     }
     ++map_->header.updates;
-}
-
-void Table::wake(const std::vector<int>& moved) {
-    for (int slot : moved) notify_change(slot);
 }
 
 std::uint32_t Table::changes(int slot) const {
@@ -377,9 +378,10 @@ void Table::notify_change(int slot) {
 }
 
 int Table::current(int slot, ProcSet* procs, std::uint64_t timeout_ns) {
-    if (slot < 0 || slot >= kMaxRows || !lock(timeout_ns)) return -1;
+    if (slot < 0 || slot >= kMaxRows) return 0;
+    if (!lock(timeout_ns)) return -1;
     const Row& r = map_->rows[slot];
-    int a = -1;
+    int a = 0;
     if (r.state == kLive && r.pid == pid_ && r.start_time == start_time_) {
         a = std::clamp(r.allotment, 1, P_);
         if (procs) *procs = procs_from_words(r.procs);
@@ -432,10 +434,8 @@ int Table::join(int desire, double eta, std::string& error) {
     r.desire = std::clamp(desire, 1, P_);
     r.eta = static_cast<float>(eta);
     r.heartbeat_ns = now;
-    std::vector<int> moved;
-    run_dp(slot, old_desire, departed > 0, &moved);
+    run_dp(slot, old_desire, departed > 0);
     unlock();
-    wake(moved);
     return slot;
 }
 
@@ -464,12 +464,10 @@ int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns, Pr
     r.usage = std::clamp(usage, 0, kMaxProcessors);
     r.runtimes = runtimes;
     r.heartbeat_ns = now;
-    std::vector<int> moved;
-    run_dp(slot, old, departed > 0, &moved);
+    run_dp(slot, old, departed > 0);
     int a = std::clamp(r.allotment, 1, P_);
     if (procs) *procs = procs_from_words(r.procs);
     unlock();
-    wake(moved);
     return a;
 }
 
@@ -477,22 +475,18 @@ void Table::leave(int slot) {
     if (slot < 0 || slot >= kMaxRows) return;
     if (!lock(static_cast<std::uint64_t>(est_cycle_us_) * 1000 * 20)) return;  // the next job's scan reclaims us
     Row& r = map_->rows[slot];
-    std::vector<int> moved;
     if (r.state == kLive && r.pid == getpid() && r.start_time == start_time_) {
         std::memset(static_cast<void*>(&r), 0, sizeof r);
-        run_dp(-1, 0, true, &moved);
+        run_dp(-1, 0, true);
     }
     unlock();
-    wake(moved);
 }
 
 int Table::gc() {
     if (!lock(1000000000ull)) return -1;
     int n = reclaim_dead(true, monotonic_ns());
-    std::vector<int> moved;
-    if (n > 0) run_dp(-1, 0, true, &moved);
+    if (n > 0) run_dp(-1, 0, true);
     unlock();
-    wake(moved);
     return n;
 }
 

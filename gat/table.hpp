@@ -86,7 +86,7 @@ public:
     void wait_for_change(int slot, std::uint32_t seen, std::uint64_t timeout_ns) const;
     void notify_change(int slot);
     // The job's allotment and processors as DP last set them (lock held for the read, at most
-    // timeout_ns); -1 when the lock was busy or the row is not ours.
+    // timeout_ns); 0 when the row is not ours, -1 when the lock was busy.
     int current(int slot, ProcSet* procs, std::uint64_t timeout_ns);
     // Reclaims rows of dead processes now; returns how many.
     int gc();
@@ -104,10 +104,9 @@ public:
 private:
     Table() = default;
     int reclaim_dead(bool full_scan, std::uint64_t now);
-    // `moved`, when given, receives the rows other than `changed_slot` that got another
-    // allotment or processors (to be woken once the lock is released: wake()).
-    void run_dp(int changed_slot, int old_desire, bool departures, std::vector<int>* moved = nullptr);
-    void wake(const std::vector<int>& moved);
+    // Notes in moved_ the rows other than `changed_slot` that got another allotment or
+    // processors: unlock() wakes them once the lock is released.
+    void run_dp(int changed_slot, int old_desire, bool departures);
     int find_row(pid_t pid, std::uint64_t start_time) const;
     void refresh_processors();
 
@@ -120,6 +119,7 @@ private:
     std::uint64_t start_time_ = 0;
     double eta_ = 0.5;
     bool unrecoverable_ = false;
+    std::vector<int> moved_;  // rows the DP runs under the current hold of the lock changed (run_dp)
 };
 
 }  // namespace apshim::gat
