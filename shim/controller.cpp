@@ -226,8 +226,7 @@ void Controller::first_allotment() noexcept {
         log(LogLevel::info, "not confining threads to the allotment's CPUs: %s; throttling by parking only", why);
 }
 
-// How long following a change waits for the table's lock: a holder is mid-update, whose own
-// change wakes us again when it matters.
+// How long one try to follow a change waits for the table's lock (cycle_loop tries again).
 constexpr std::uint64_t kFollowLockNs = 1000000ull;
 
 // Mutex held except while sleeping between cycles: one cycle every est_cycle until shutdown.
@@ -239,6 +238,7 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
     Impl& s = *impl_;
     cycling_table_.store(s.table.get(), std::memory_order_release);
     std::uint64_t next = s.last + s.cycle_ns;
+    bool behind = false;  // a change not followed yet: the table's lock was busy (follow_table)
     for (;;) {
         int slot = s.slot;  // update() may move us to another row (re-join)
         cycling_slot_.store(slot, std::memory_order_release);
@@ -246,15 +246,16 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
         if (stopping_.load(std::memory_order_acquire)) break;
         g.unlock();
         std::uint64_t before = now_ns();
-        if (before < next) s.table->wait_for_change(slot, seen, next - before);
+        if (before < next && !behind) s.table->wait_for_change(slot, seen, next - before);
         g.lock();
         if (stopping_.load()) break;
         std::uint64_t now = now_ns();
         if (now < next) {
-            if (s.table->changes(slot) != seen) follow_table();
+            // Retried until the lock is free (each try waits for it up to kFollowLockNs).
+            if (behind || s.table->changes(slot) != seen) behind = !follow_table();
             continue;
         }
-        next += s.cycle_ns;
+        behind = false;  // the cycle reads the table anyway
         if (next < now) next = now + s.cycle_ns;  // we fell behind (stopped, descheduled): do not burst
         cycle(now);
     }
@@ -365,14 +366,17 @@ void Controller::apply_allotment(bool confine_now) noexcept {
 
 // Mutex held. Another job's DP run changed the table between our cycles: take our allotment and
 // processors as DP left them now. Nothing is measured or published here (the next cycle does).
-void Controller::follow_table() noexcept {
+// False when the table's lock was busy (try again); a row no longer ours is left to the next cycle.
+bool Controller::follow_table() noexcept {
     Impl& s = *impl_;
     gat::ProcSet procs;
     int a = s.table->current(s.slot, &procs, kFollowLockNs);
-    if (a <= 0 || (a == s.allotment && procs == s.procs)) return;
+    if (a < 0) return false;
+    if (a == 0 || (a == s.allotment && procs == s.procs)) return true;
     s.allotment = a;
     s.procs = procs;
     apply_allotment(true);
+    return true;
 }
 
 void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share) noexcept {

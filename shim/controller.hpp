@@ -60,7 +60,7 @@ private:
     void first_allotment() noexcept;
     void cycle_loop(std::unique_lock<std::mutex>& g) noexcept;
     void cycle(std::uint64_t now) noexcept;
-    void follow_table() noexcept;
+    bool follow_table() noexcept;
     void apply_allotment(bool confine_now) noexcept;
     void follow_quota(std::uint64_t now) noexcept;
 

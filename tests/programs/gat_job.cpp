@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     do {
         int a = t->update(slot, desire, allot > 0 ? allot : 1, 1000000000ull);
         if (a > 0) allot = a;
-        timespec nap{0, cycle_ns};
+        timespec nap{cycle_ns / 1000000000, cycle_ns % 1000000000};  // est_cycle may be up to 10 s
         nanosleep(&nap, nullptr);
         clock_gettime(CLOCK_MONOTONIC, &now);
     } while (!g_stop && (now.tv_sec - start.tv_sec) * 1e3 + (now.tv_nsec - start.tv_nsec) / 1e6 < ms);
