@@ -82,6 +82,9 @@ public:
     // P as the table has it once the controller joined (APSHIM_P, or the machine's, before), so
     // an adapter can size a runtime's default team to it; 0 when disabled.
     virtual int processors() const noexcept { return 0; }
+    // CPUs the job may run on at most (its starting mask, capped by its cgroup's quota), or 0 when
+    // disabled. processors() exceeds it only where APSHIM_P says so.
+    virtual int cpus() const noexcept { return 0; }
     // One est_cycle in nanoseconds, as the table has it once joined (for parking time-outs).
     virtual std::uint64_t est_cycle_ns() const noexcept { return 5000000; }
     // APSHIM_SHRINK_TEAMS=1: the user's promise that this program's default OpenMP teams may be

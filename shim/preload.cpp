@@ -59,6 +59,8 @@ void say_if_unused() {
 // What the adapters may ask of the shim (adapters/adapter.hpp). Installed at the end of
 // shim_init, once options, controller and fork handlers are in place, and only when the shim is
 // enabled: before that, and in a disabled shim, adapters see the disabled Host.
+int g_cpus = 0;  // default_processors() at start, before confinement narrows the mask
+
 class ShimHost final : public Host {
 public:
     constexpr ShimHost() noexcept : Host(/*enabled=*/true) {}
@@ -74,6 +76,7 @@ public:
         int P = g_controller->table_processors();
         return P > 0 ? P : g_options->P;
     }
+    int cpus() const noexcept override { return g_cpus; }
     std::uint64_t est_cycle_ns() const noexcept override {
         std::uint64_t ns = g_controller->table_cycle_ns();
         return ns > 0 ? ns : static_cast<std::uint64_t>(g_options->est_cycle_ms * 1e6);
@@ -102,6 +105,7 @@ __attribute__((constructor(101))) void shim_init() {
     set_log_level(options.log);
     if (options.disable) return;  // silent: a disabled shim is exactly no shim
     if (!options.confine) confine::disable("APSHIM_CONFINE=0");
+    g_cpus = default_processors();
     alignas(Controller) static unsigned char storage[sizeof(Controller)];
     g_controller = new (storage) Controller(options);
     fork_handlers::install(*g_controller);

@@ -5,7 +5,18 @@
 // Owner-thread writes only: a single writer, so plain loads and stores (relaxed), no locked
 // read-modify-write per task or chunk. The controller reads the totals (SlotSampler); other
 // threads read busy_since (others_busy). Times are TSC ticks (clock.hpp).
+//
+// Two ways of measuring, chosen per adapter by its `timing` flag (adapters/README.md):
+//  - timed (while the job is throttled): the hooks open and close an interval around every task
+//    and chunk, which parking's escape rules need as well;
+//  - untimed (while the job runs no more threads than its allotment): the per-task hooks only
+//    keep their nesting counts; a runtime's own threads are measured by their CPU clocks, read
+//    by the controller once per cycle, and a thread that entered the runtime from outside (the
+//    program's main thread, a pthread forking OpenMP regions) by one interval around each of
+//    its outermost entries, so its serial code is not counted as the runtime's work.
 #pragma once
+
+#include <time.h>
 
 #include <atomic>
 #include <cstdint>
@@ -23,6 +34,19 @@ struct alignas(64) ThreadCounters {
     std::atomic<std::uint32_t> engaged{0};
     std::atomic<std::uint32_t> made_tasks{0};  // OpenMP: created a task in the current outermost region
     std::atomic<const void*> team{nullptr};     // OpenMP: which outermost region (concurrent roots differ)
+    // The owning thread's id (0 while free) and CPU clock, set by the claim: the controller reads
+    // the clock of a runtime thread in untimed cycles (SlotSampler).
+    std::atomic<int> tid{0};
+    clockid_t cpu_clock{};
+    std::atomic<std::uint64_t> exited_cpu_ns{0};  // CPU time of the slot's earlier owners, at their exit
+    // 1: the owner entered the runtime from outside (it calls into it: TBB's outermost wait, an
+    // OpenMP fork) rather than being one of its workers; untimed cycles count only its time
+    // inside those entries.
+    std::atomic<std::uint8_t> external{0};
+    // Untimed cycles, an external thread: its completed outermost entries and the open one (TSC
+    // ticks, 0 when outside), apart from the timed intervals that parking's rules read.
+    std::atomic<std::uint64_t> outer_ns{0};
+    std::atomic<std::uint64_t> outer_since{0};
     // Recycling (rare paths only, thread_slots.hpp): the owning thread's pointer to this slot
     // (null while free or when claimed without one), the pool, this slot's index and the next
     // free slot's.
@@ -43,6 +67,25 @@ inline void end_busy(ThreadCounters* c, std::uint64_t now) noexcept {
     std::uint64_t since = c->busy_since.load(std::memory_order_relaxed);
     if (since && now > since) c->busy_ns.store(c->busy_ns.load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
     c->busy_since.store(0, std::memory_order_relaxed);
+}
+
+// An external thread enters (begin_outer) or leaves (end_outer) the runtime at its outermost
+// level: untimed cycles count that time as its busy time (SlotSampler).
+inline void begin_outer(ThreadCounters* c, std::uint64_t now) noexcept {
+    if (c) c->outer_since.store(now, std::memory_order_relaxed);
+}
+
+inline void end_outer(ThreadCounters* c, std::uint64_t now) noexcept {
+    if (!c) return;
+    std::uint64_t since = c->outer_since.load(std::memory_order_relaxed);
+    if (since && now > since) c->outer_ns.store(c->outer_ns.load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
+    c->outer_since.store(0, std::memory_order_relaxed);
+}
+
+inline std::uint64_t outer_until(const ThreadCounters& c, std::uint64_t now) noexcept {
+    std::uint64_t total = c.outer_ns.load(std::memory_order_relaxed);
+    std::uint64_t since = c.outer_since.load(std::memory_order_relaxed);
+    return since && since < now ? total + (now - since) : total;
 }
 
 // One more task or chunk begun.

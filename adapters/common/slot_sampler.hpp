@@ -13,30 +13,47 @@
 
 namespace apshim {
 
+// CPU clocks cannot show more work than the job has CPUs: with APSHIM_P above them (threads
+// sharing CPUs by design), only timed hooks measure the work of P threads.
+inline bool cpu_clocks_fall_short() noexcept { return host().processors() > host().cpus(); }
+
 class SlotSampler {
 public:
-    // busy: ticks spent in user work since the previous call, in ns; usage: threads that did
-    // any work in the cycle, at most `limit` (when throttling), at least one (the main thread).
+    // busy: user work since the previous call, in ns; usage: threads that did any work in the
+    // cycle, at most `limit` (when throttling), at least one (the main thread). `timed`: the
+    // hooks timed every task throughout the cycle (busy.hpp), so their intervals are the
+    // measure; otherwise a runtime thread's CPU clock is, and an external thread's intervals
+    // around its outermost entries (both kept in every cycle, so either is there to use).
     template <int N>
-    Sample sample(ThreadSlots<N>& slots, int limit) noexcept {
+    Sample sample(ThreadSlots<N>& slots, int limit, bool timed = true) noexcept {
         Sample out;
         std::uint64_t now = now_ticks();
         double ns_per_tick = rate_.ns_per_tick();
         int n = std::min(slots.used(), kSlots), working = 0;
-        std::uint64_t busy = 0;
+        double busy = 0;
         for (int i = 0; i < n; ++i) {
-            std::uint64_t total = busy_until(slots[i], now);  // an interval still open included
+            ThreadCounters& c = slots[i];
+            std::uint64_t total = busy_until(c, now);  // an interval still open included
             std::uint64_t delta = total >= prev_busy_[i] ? total - prev_busy_[i] : 0;
             prev_busy_[i] = total;
-            busy += delta;
-            if (delta > 0) ++working;
+            std::uint64_t outer = outer_until(c, now);
+            std::uint64_t outer_delta = outer >= prev_outer_[i] ? outer - prev_outer_[i] : 0;
+            prev_outer_[i] = outer;
+            std::uint64_t cpu_delta = cpu_since_last(c, i);
+            double slot_ns = static_cast<double>(delta) * ns_per_tick;
+            if (!timed)
+                slot_ns = c.external.load(std::memory_order_relaxed) ? static_cast<double>(outer_delta) * ns_per_tick
+                                                                     : static_cast<double>(cpu_delta);
+            busy += slot_ns;
+            if (slot_ns > 0) ++working;
         }
         if (slots.overflowed())
             APSHIM_HOST_LOG_ONCE(Host::Severity::warn, "more than %d threads at once used a parallel runtime: the others are not measured", N);
         std::uint64_t events = slots.total_events();
-        out.used = events != prev_events_;
+        // Untimed hooks count no events: any work measured says the runtime was used.
+        out.used = events != prev_events_ || (!timed && busy > 0);
         prev_events_ = events;
-        out.busy_ns = static_cast<std::uint64_t>(static_cast<double>(busy) * ns_per_tick);
+        out.busy_ns = static_cast<std::uint64_t>(busy);
         out.usage = std::max(1, limit > 0 ? std::min(working, limit) : working);
         return out;
     }
@@ -44,12 +61,31 @@ public:
     // After fork: the slots were reset, so are the previous totals.
     void reset() noexcept {
         std::memset(prev_busy_, 0, sizeof prev_busy_);
+        std::memset(prev_cpu_, 0, sizeof prev_cpu_);
+        std::memset(prev_outer_, 0, sizeof prev_outer_);
         prev_events_ = 0;
     }
 
 private:
+    // CPU time slot i's owners used since the previous call: the live owner's clock plus what
+    // exited owners left (thread_slots.hpp). Never negative: a total that reads lower for a
+    // moment (an owner between its exit and its slot's update) counts nothing until it is past.
+    std::uint64_t cpu_since_last(const ThreadCounters& c, int i) noexcept {
+        std::uint64_t total = c.exited_cpu_ns.load(std::memory_order_acquire);
+        int tid = c.tid.load(std::memory_order_acquire);
+        timespec ts;
+        if (tid != 0 && clock_gettime(c.cpu_clock, &ts) == 0)
+            total += static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+        if (total <= prev_cpu_[i]) return 0;
+        std::uint64_t delta = total - prev_cpu_[i];
+        prev_cpu_[i] = total;
+        return delta;
+    }
+
     static constexpr int kSlots = 1024;
     std::uint64_t prev_busy_[kSlots] = {};
+    std::uint64_t prev_cpu_[kSlots] = {};
+    std::uint64_t prev_outer_[kSlots] = {};
     std::uint64_t prev_events_ = 0;
     TickRate rate_;
 };

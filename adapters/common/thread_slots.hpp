@@ -10,6 +10,8 @@
 #pragma once
 
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -30,6 +32,15 @@ public:
         ThreadCounters** expected = owner;
         if (!c || !owner || !c->owner.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) return;
         if (c->busy_since.load(std::memory_order_relaxed)) end_busy(c, now_ticks());
+        if (c->outer_since.load(std::memory_order_relaxed)) end_outer(c, now_ticks());
+        // This thread's CPU time stays counted after its clock is gone (SlotSampler): the id is
+        // cleared first, so the controller never counts both.
+        c->tid.store(0, std::memory_order_release);
+        timespec ts;
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+            c->exited_cpu_ns.store(c->exited_cpu_ns.load(std::memory_order_relaxed) + static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+                                       static_cast<std::uint64_t>(ts.tv_nsec),
+                                   std::memory_order_release);
         std::uint64_t head = free_head_.load(std::memory_order_relaxed);
         for (;;) {
             c->next_free.store(static_cast<std::int32_t>(head & 0xffffffffu) - 1, std::memory_order_relaxed);
@@ -110,6 +121,15 @@ public:
         ThreadCounters* c = &slots_[i];
         c->pool = this;
         c->index = i;
+        c->external.store(0, std::memory_order_relaxed);
+        // Once per thread (not per task): its CPU clock, for untimed cycles (busy.hpp).
+        clockid_t clock;
+        if (pthread_getcpuclockid(pthread_self(), &clock) == 0) {
+            c->cpu_clock = clock;
+            c->tid.store(static_cast<int>(syscall(SYS_gettid)), std::memory_order_release);
+        } else {
+            c->tid.store(0, std::memory_order_release);
+        }
         if (owner) release_at_exit(c, owner);
         return c;
     }
@@ -127,6 +147,11 @@ public:
             slots_[i].events.store(0);
             slots_[i].owner.store(nullptr);
             slots_[i].next_free.store(-1);
+            slots_[i].tid.store(0);
+            slots_[i].exited_cpu_ns.store(0);
+            slots_[i].outer_ns.store(0);
+            slots_[i].outer_since.store(0);
+            slots_[i].external.store(0);
         }
         reset_free_list();
         used_.store(0);

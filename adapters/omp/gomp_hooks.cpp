@@ -88,6 +88,7 @@ class OutermostTeam {
 public:
     explicit OutermostTeam(unsigned num_threads) : size_(num_threads) {
         if (!gomp.outermost()) return;
+        mark_external(g_gomp_state, t_state);  // the forking thread (busy.hpp)
         bool opted_in = shrink_allowed_by_user();
         ForkIcvs icvs = gomp.icvs(/*need_max=*/opted_in || num_threads == 0);
         int n = reserve_team(g_gomp_state, static_cast<int>(num_threads), icvs, opted_in, reserved_);

@@ -20,7 +20,10 @@ std::span<Adapter* const> adapters() noexcept {
 
 Sample OmpAdapter::sample() {
     if (needs_ompt_ && state_.measuring.load() == 0) return unmeasured_sample();
-    return sampler_.sample(state_.slots, state_.limit.load());
+    bool timing = state_.timing.load();
+    Sample out = sampler_.sample(state_.slots, state_.limit.load(), timed_throughout_ && timing);
+    timed_throughout_ = timing;
+    return out;
 }
 
 Sample OmpAdapter::unmeasured_sample() {
@@ -45,12 +48,21 @@ void OmpAdapter::set_active(int n) {
     n = std::max(n, 1);
     int old = state_.limit.load();
     if (old == kReleased) return;  // release() is for good
+    // Timed hooks while the allotment is below the job's team (busy.hpp): on before the limit
+    // comes down, off after it went up, so parking never reads untimed slots.
+    int team = state_.last_team.load();
+    bool timed = state_.always_timed.load() || n < (team > 0 ? team : host().processors()) || cpu_clocks_fall_short();
+    if (timed) state_.timing.store(true);
     state_.team_limit.store(recent_limits_.push(n));
     state_.limit.store(n);
     state_.tasks_at_once.store(n == 1 && host().inline_tasks(), std::memory_order_relaxed);
     // All, not n - old: threads are admitted by team index, not by count (a rise of one admits
     // index n - 1 of every concurrent team), and which of the waiters those are is not known here.
     if (n > old) state_.lot.wake_all();
+    if (!timed) {
+        state_.timing.store(false);
+        timed_throughout_ = false;
+    }
 }
 
 int OmpAdapter::active() const { return state_.limit.load(); }
@@ -71,6 +83,8 @@ void OmpAdapter::after_fork_child() {
     state_.limit.store(kNotStarted);
     state_.team_limit.store(kNotStarted);
     state_.tasks_at_once.store(false);
+    state_.timing.store(state_.always_timed.load());
+    timed_throughout_ = false;
     recent_limits_.reset();
     state_.parked.store(0);
     state_.team_extras.store(0);

@@ -31,6 +31,7 @@ private:
     SlotSampler sampler_;
     RecentMax recent_limits_;
     std::uint64_t last_ns_ = 0, last_forks_ = 0;
+    bool timed_throughout_ = false;  // the hooks timed everything since the last sample (tbb_adapter.cpp)
 };
 
 extern OmpAdapter g_kmp, g_gomp;

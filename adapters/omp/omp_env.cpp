@@ -59,6 +59,16 @@ __attribute__((constructor(110))) void omp_setup() {
     bool user_wait = host().env_chosen_by_user("OMP_WAIT_POLICY");
     if (!user_wait)
         for (const SpinDefault& d : kSpinDefaults) host().env_default(d.name, d.value);
+    // Spinning the user asked for would read as work on the threads' CPU clocks: keep timing.
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    bool user_spins = (user_wait && !(policy && strcasecmp(policy, "passive") == 0)) ||
+                      host().env_chosen_by_user("KMP_BLOCKTIME") || host().env_chosen_by_user("GOMP_SPINCOUNT");
+    if (user_spins) {
+        g_kmp_state.always_timed.store(true);
+        g_gomp_state.always_timed.store(true);
+        g_kmp_state.timing.store(true);
+        g_gomp_state.timing.store(true);
+    }
     if (const char* d = std::getenv("OMP_DYNAMIC"); d && strcasecmp(d, "false") == 0) g_program_wants_exact.store(true);
 }
 

@@ -46,6 +46,12 @@ struct State {
     // Allotment 1 and APSHIM_INLINE_TASKS on: a task made inside a task runs at once (one CPU
     // has no use for a queue; adapter.hpp: inline_tasks). One relaxed load per task.
     std::atomic<bool> tasks_at_once{false};
+    // The hooks time every task, chunk and wait (adapters/common/busy.hpp): on while the
+    // allotment is below the job's team (parking needs the intervals, the measure must be
+    // exact), or for good when the user chose how long idle threads spin (their spinning would
+    // read as work on the CPU clocks). Off, a task costs the hooks only their frame bookkeeping.
+    std::atomic<bool> timing{false};
+    std::atomic<bool> always_timed{false};
     ParkingLot lot;                                 // threads beyond the limit wait here
     std::atomic<int> parked{0};                     // how many wait there now
     std::atomic<std::uint32_t> loops_exhausted{0};  // bumped when a chunk fetch finds a loop done

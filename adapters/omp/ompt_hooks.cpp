@@ -55,6 +55,7 @@ void on_implicit_task(int endpoint, ompt::Data* region, ompt::Data* task, unsign
         if (t.level++ == 0) {  // a new outermost region: nothing of the last one is still open
             pop_frames_above(s, t, 0);
             t.team_index = static_cast<int>(index);
+            if (index == 0) mark_external(s, t);  // the forking thread (busy.hpp)
             region_started(s, t, region);
         }
         push_frame(s, t, /*wait=*/false, task);

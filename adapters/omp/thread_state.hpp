@@ -28,6 +28,7 @@ struct ThreadState {
     const void* tags[kTracked] = {};              // the task a work frame belongs to (OMPT), or null
     int team_index = 0;  // in the innermost implicit task (OMPT), for parking decisions
     int level = 0;       // nesting of implicit tasks (OMPT): 1 = outermost region
+    bool external = false;  // forks outermost regions (busy.hpp): untimed, only its time in them counts
 };
 
 inline bool frame_is_wait(const ThreadState& t, int i) noexcept {
@@ -57,11 +58,20 @@ APSHIM_HOT inline void attach(State& s, ThreadState& t) noexcept {
     }
     t.generation = gen;
     t.depth = 0;
+    t.external = false;
 }
 
-APSHIM_HOT inline void account(ThreadState& t, bool was_busy) noexcept {
+// Untimed (busy.hpp), the frames are kept but not timed; an interval the timed hooks left open
+// is closed, so that parking's rules never read a stale one.
+APSHIM_HOT inline void account(State& s, ThreadState& t, bool was_busy) noexcept {
+    if (!t.counters) return;
+    if (!s.timing.load(std::memory_order_relaxed)) {
+        if (t.counters->busy_since.load(std::memory_order_relaxed)) [[unlikely]]
+            end_busy(t.counters, now_ticks());
+        return;
+    }
     bool busy = is_busy(t);
-    if (busy == was_busy || !t.counters) return;
+    if (busy == was_busy) return;
     std::uint64_t now = now_ticks();
     if (busy) {
         count_event(t.counters);
@@ -69,6 +79,14 @@ APSHIM_HOT inline void account(ThreadState& t, bool was_busy) noexcept {
     } else {
         end_busy(t.counters, now);
     }
+}
+
+// An external thread's time inside the runtime (frames on its stack at all): its busy time in
+// untimed cycles. One timestamp per outermost entry, so per region, not per task.
+APSHIM_HOT inline void account_outer(ThreadState& t, int old_depth) noexcept {
+    if (!t.external || !t.counters || (old_depth == 0) == (t.depth == 0)) return;
+    if (t.depth > 0) begin_outer(t.counters, now_ticks());
+    else end_outer(t.counters, now_ticks());
 }
 
 // `tag`: the task whose body (or share of a region) the frame stands for, when the runtime names
@@ -85,7 +103,8 @@ APSHIM_HOT inline void push_frame(State& s, ThreadState& t, bool wait, const voi
         t.task_bits[i / 64] = task ? (t.task_bits[i / 64] | bit) : (t.task_bits[i / 64] & ~bit);
         t.tags[i] = tag;
     }
-    account(t, was);
+    account(s, t, was);
+    account_outer(t, i);
 }
 
 APSHIM_HOT inline void pop_frame(State& s, ThreadState& t) noexcept {
@@ -93,7 +112,8 @@ APSHIM_HOT inline void pop_frame(State& s, ThreadState& t) noexcept {
     if (t.depth == 0) return;  // an end without its begin (tool attached mid-region, or fork)
     bool was = is_busy(t);
     --t.depth;
-    account(t, was);
+    account(s, t, was);
+    account_outer(t, t.depth + 1);
 }
 
 // Pops frames until `depth` are left.
@@ -117,6 +137,14 @@ APSHIM_HOT inline void drop_parts_not_of(State& s, ThreadState& t, const void* c
         }
         pop_frame(s, t);  // a leftover part (or an untracked frame, where such parts pile up)
     }
+}
+
+// The calling thread forks outermost regions: it came from outside the runtime (busy.hpp).
+inline void mark_external(State& s, ThreadState& t) noexcept {
+    attach(s, t);
+    if (t.external || !t.counters) return;
+    t.external = true;
+    t.counters->external.store(1, std::memory_order_relaxed);
 }
 
 // The thread starts (true) or ends (false) its part of an outermost region's work: between its

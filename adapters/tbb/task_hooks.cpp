@@ -35,20 +35,29 @@ struct ThreadState {
     int wait_depth = 0;        // nesting of interposed waits on this thread
     bool busy = false;
     bool worker_outermost = false;  // the current depth-1 task began outside any wait: a TBB worker
+    bool external = false;          // entered TBB through an outermost wait (busy.hpp)
 };
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
 
+// The thread's slot, claimed on its first event (and again after fork): the one slow path, where
+// TBB's first use is also told to the shim.
+__attribute__((noinline)) void attach(ThreadState& t, std::uint32_t gen) noexcept {
+    note_used();
+    t.counters = state().slots.claim(&t.counters);  // given back when this thread exits
+    t.generation = gen;
+    t.depth = t.wait_depth = 0;
+    t.busy = t.worker_outermost = false;
+}
+
 ThreadState& me() noexcept {
     ThreadState& t = t_state;
-    State& s = state();
-    std::uint32_t gen = s.fork_generation.load(std::memory_order_relaxed);
-    if (!t.counters || t.generation != gen) {
-        t.counters = s.slots.claim(&t.counters);  // given back when this thread exits
-        t.generation = gen;
-    }
+    std::uint32_t gen = state().fork_generation.load(std::memory_order_relaxed);
+    if (!t.counters || t.generation != gen) [[unlikely]] attach(t, gen);
     return t;
 }
+
+bool timing() noexcept { return state().timing.load(std::memory_order_relaxed); }
 
 // The thread's own busy flag beside its slot's interval (adapters/common/busy.hpp).
 void begin_busy(ThreadState& t, std::uint64_t now) noexcept {
@@ -94,17 +103,23 @@ void maybe_park(const ThreadCounters* self) noexcept {
     });
 }
 
+// Untimed, the hooks keep only the nesting counts (which parking's "outermost task" needs the
+// moment timing comes back) and close an interval the timed hooks left open, so that parking's
+// rules never read a stale one.
 void task_begin() noexcept {
     if (!host().enabled()) return;
-    note_used();
     ThreadState& t = me();
+    bool outermost = t.depth++ == 0 && t.wait_depth == 0;
+    if (!timing()) {
+        if (t.busy) [[unlikely]] end_busy(t, now_ticks());
+        return;
+    }
     std::uint64_t now = now_ticks();
     end_busy(t, now);
-    if (t.depth == 0 && t.wait_depth == 0) {
+    if (outermost) {
         t.worker_outermost = true;
         state().executing_workers.fetch_add(1, std::memory_order_relaxed);
     }
-    ++t.depth;
     count_event(t.counters);
     begin_busy(t, now);
 }
@@ -112,8 +127,8 @@ void task_begin() noexcept {
 void task_end() noexcept {
     if (!host().enabled()) return;
     ThreadState& t = me();
-    end_busy(t, now_ticks());
     if (t.depth > 0) --t.depth;
+    if (t.busy) end_busy(t, now_ticks());
     // Back in TBB's dispatch loop (a nested wait or the worker's outer loop): not busy.
     if (t.depth == 0 && t.worker_outermost) {
         t.worker_outermost = false;
@@ -122,17 +137,30 @@ void task_end() noexcept {
     }
 }
 
-// Waiting inside a task, or an external thread (main) entering TBB: not busy until it returns.
+// Waiting inside a task, or an external thread (main) entering TBB: not busy until it returns
+// (the tasks it runs meanwhile are). An external thread's outermost wait is also its time in TBB
+// for untimed cycles (busy.hpp: begin_outer), running tasks or waiting for them.
 struct WaitScope {
     ThreadState& t;
-    bool resume;
-    WaitScope() noexcept : t(me()), resume(t.busy) {
-        end_busy(t, now_ticks());
+    bool outermost, resume;
+    WaitScope() noexcept : t(me()), outermost(t.depth == 0 && t.wait_depth == 0), resume(t.busy) {
         ++t.wait_depth;
+        if (!resume && !outermost) return;  // untimed, a nested wait: nothing to time
+        std::uint64_t now = now_ticks();
+        end_busy(t, now);
+        if (outermost) {
+            if (!t.external) mark_external(t);
+            begin_outer(t.counters, now);
+        }
     }
     ~WaitScope() {
         --t.wait_depth;
-        if (resume) begin_busy(t, now_ticks());
+        if (outermost) end_outer(t.counters, now_ticks());
+        else if (resume && timing()) begin_busy(t, now_ticks());
+    }
+    static void mark_external(ThreadState& t) noexcept {
+        t.external = true;
+        if (t.counters) t.counters->external.store(1, std::memory_order_relaxed);
     }
 };
 
@@ -226,7 +254,6 @@ APSHIM_RESOLVE_AT_LOAD(next_execute_and_wait)
 void apshim_tbb_wait(void* wait_ctx, void* ctx) {
     auto fn = apshim::must_exist(next_wait.get(), APSHIM_TBB_WAIT);
     if (!apshim::host().enabled()) return fn(wait_ctx, ctx);
-    note_used();
     WaitScope scope;
     fn(wait_ctx, ctx);
 }
@@ -234,7 +261,6 @@ void apshim_tbb_wait(void* wait_ctx, void* ctx) {
 void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_ctx) {
     auto fn = apshim::must_exist(next_execute_and_wait.get(), APSHIM_TBB_EXECUTE_AND_WAIT);
     if (!apshim::host().enabled()) return fn(t, t_ctx, wait_ctx, w_ctx);
-    note_used();
     WaitScope scope;
     fn(t, t_ctx, wait_ctx, w_ctx);
 }

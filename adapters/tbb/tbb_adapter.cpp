@@ -26,7 +26,10 @@ public:
     const char* name() const override { return "oneTBB"; }
 
     Sample sample() override {
-        Sample out = sampler_.sample(state().slots, state().limit.load());
+        State& s = state();
+        bool timing = s.timing.load();
+        Sample out = sampler_.sample(s.slots, s.limit.load(), timed_throughout_ && timing);
+        timed_throughout_ = timing;
         tasks_began_ = out.used;  // for the stall valve (stalled()), run after it in every cycle
         return out;
     }
@@ -44,11 +47,16 @@ public:
                 s.limit.store(0);
                 s.lot.wake_all();
             }
+            s.timing.store(false);
             tcm::set_workers(-1);
             return;
         }
         bool stuck = stalled(s);
         if (stuck) n = tbb_default_concurrency();  // no cap while it looks stuck behind it
+        // Timed hooks while fewer threads than TBB's own may work (busy.hpp); on before the cap
+        // comes down, off after it went up, so parking never reads untimed slots.
+        bool timed = n < tbb_default_concurrency() || cpu_clocks_fall_short();
+        if (timed) s.timing.store(true);
         // oneTBB 2021.11+ asks the shim for its arenas' workers (tcm_server.hpp): the main thread
         // is one of the allotment's threads, workers the rest.
         if (tcm::clients() > 0)
@@ -58,6 +66,10 @@ public:
         // Any worker is as good as another here: wake as many as the rise admits (the others
         // stay parked; they would only find no room and park again).
         if (n > old) s.lot.wake(n - std::max(old, 0));
+        if (!timed) {
+            s.timing.store(false);
+            timed_throughout_ = false;
+        }
         free_retired();
         // A finalize in progress dropped the control and must not see a new one (task_hooks.cpp).
         if (s.finalizing.load() > 0) return;
@@ -91,6 +103,8 @@ public:
         s.released.store(true);
         s.limit.store(0);
         s.lot.wake_all();
+        s.timing.store(false);
+        timed_throughout_ = false;
         release_control();
         tcm::set_workers(-1);
     }
@@ -109,6 +123,7 @@ public:
         s.parked.store(0);
         s.seen.store(false);
         s.limit.store(0);
+        s.timing.store(false);
         s.finalizing.store(0);  // only the forking thread survives, and it is not inside finalize
         // The child's TBB is not ours to steer through the parent's control object (TBB itself
         // does not survive fork well); start over, measured afresh. The parent's control is
@@ -119,7 +134,7 @@ public:
         control_value_ = 0;
         sampler_.reset();
         last_progress_ns_ = 0;
-        tasks_began_ = stall_lifted_ = false;
+        tasks_began_ = stall_lifted_ = timed_throughout_ = false;
         tcm::after_fork_child();
     }
 
@@ -174,6 +189,9 @@ private:
     SlotSampler sampler_;
     // Stall valve (stalled()): did a task begin since the previous sample, since when has none.
     bool tasks_began_ = false, stall_lifted_ = false;
+    // The hooks timed every task since the previous sample, so their intervals measure the cycle;
+    // otherwise the CPU clocks do (SlotSampler), which are read in every cycle.
+    bool timed_throughout_ = false;
     std::uint64_t last_progress_ns_ = 0;
 };
 

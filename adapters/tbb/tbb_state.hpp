@@ -15,6 +15,10 @@ struct State {
     ThreadSlots<1024> slots;
     std::atomic<int> limit{0};              // threads allowed to execute tasks (main included); 0 = no throttling
     std::atomic<int> executing_workers{0};  // worker threads inside an outermost task right now
+    // The hooks time every task (adapters/common/busy.hpp): on while the shim caps TBB below its
+    // default concurrency, when parking needs the intervals and the measure must be exact; off
+    // while the job has all its threads, when a task costs the hooks only their nesting counts.
+    std::atomic<bool> timing{false};
     std::atomic<int> parked{0};
     std::atomic<bool> released{false};
     std::atomic<bool> seen{false};           // TBB used since start (or since fork)
