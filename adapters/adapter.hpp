@@ -27,6 +27,11 @@ struct Sample {
     int usage = 0;
     // The runtime was used (any task, region or chunk) since the previous sample.
     bool used = false;
+    // Where busy_ns came from: the hooks timing every task (while throttled), the threads' CPU
+    // clocks (adapters/common/busy.hpp), or nowhere (a runtime that cannot be measured: busy
+    // is then every allowed thread while its regions run).
+    enum class Measure { none, clocks, timed };
+    Measure measure = Measure::none;
 };
 
 class Adapter {

@@ -288,6 +288,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // 1. Measure.
     std::uint64_t busy = 0;
     int usage = 0;
+    bool timed = false, clocks = false;
     Adapter* list[kMaxAdapters];
     int n = 0;
     for (auto& slot : adapters_) {
@@ -298,6 +299,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
         list[n++] = a;
         busy += smp.busy_ns;
         usage += smp.usage;
+        timed = timed || smp.measure == Sample::Measure::timed;
+        clocks = clocks || smp.measure == Sample::Measure::clocks;
     }
     double dt = static_cast<double>(now - s.last);
     s.last = now;
@@ -338,7 +341,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     apply_allotment(a > 0);
     if (s.trace.is_open())
         s.trace.write(TraceRow{(now - s.t0) / 1e6, desire, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
-                               threads_running()});
+                               threads_running(), timed ? "timed" : clocks ? "clocks" : "none"});
 }
 
 // Mutex held. 4. Adjust usage: split the allotment among the runtimes by their measured demand

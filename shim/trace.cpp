@@ -28,15 +28,15 @@ bool Trace::open(const std::string& pattern) {
         log(LogLevel::warn, "cannot write trace %s: %s; tracing off", path.c_str(), std::strerror(errno));
         return false;
     }
-    std::fputs("time_ms,desire,allotment,usage,inefficiency,busy,cpus,threads_running\n", file_);
+    std::fputs("time_ms,desire,allotment,usage,inefficiency,busy,cpus,threads_running,measure\n", file_);
     std::fflush(file_);
     return true;
 }
 
 void Trace::write(const TraceRow& r) {
     if (!file_) return;
-    std::fprintf(file_, "%.3f,%d,%d,%d,%.4f,%.3f,%d,%d\n", r.time_ms, r.desire, r.allotment, r.usage, r.inefficiency,
-                 r.busy, r.cpus, r.threads_running);
+    std::fprintf(file_, "%.3f,%d,%d,%d,%.4f,%.3f,%d,%d,%s\n", r.time_ms, r.desire, r.allotment, r.usage, r.inefficiency,
+                 r.busy, r.cpus, r.threads_running, r.measure);
     std::fflush(file_);  // a killed job still leaves its rows behind
 }
 

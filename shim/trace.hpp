@@ -21,6 +21,9 @@ namespace apshim {
 //   threads_running  the process's threads running or runnable now (state R in /proc), the
 //                    controller not counted: what the kernel sees, at most cpus of them actually
 //                    on a CPU when confined
+//   measure          how busy was measured: "timed" (the hooks timed every task: the job was
+//                    throttled), "clocks" (the threads' CPU clocks, the hooks untimed), or
+//                    "none" (no runtime measured: none started yet, or libomp without OMPT)
 struct TraceRow {
     double time_ms;
     int desire, allotment, usage;
@@ -28,6 +31,7 @@ struct TraceRow {
     double busy;
     int cpus;
     int threads_running;
+    const char* measure;
 };
 
 // Threads of this process in state R (running or runnable), from /proc/self/task: for the trace

@@ -33,6 +33,10 @@ struct alignas(64) ThreadCounters {
     // barriers, waits inside that share (taskwait) included: it still has its part to do.
     std::atomic<std::uint32_t> engaged{0};
     std::atomic<std::uint32_t> made_tasks{0};  // OpenMP: created a task in the current outermost region
+    // oneTBB: 1 while the thread is inside a task at all (waiting in it included), timed or not:
+    // the stall valve's "someone sits inside a task" (tbb_adapter.cpp). Written when its task
+    // nesting leaves or reaches 0 only.
+    std::atomic<std::uint8_t> in_task{0};
     std::atomic<const void*> team{nullptr};     // OpenMP: which outermost region (concurrent roots differ)
     // The owning thread's id (0 while free) and CPU clock, set by the claim: the controller reads
     // the clock of a runtime thread in untimed cycles (SlotSampler).
@@ -114,6 +118,14 @@ bool others_busy(Slots& slots, const ThreadCounters* self) noexcept {
 // program may run several at once: OpenMP regions forked from TBB workers or pthreads).
 inline bool teammate(const ThreadCounters& c, const ThreadCounters* self) noexcept {
     return &c != self && c.team.load(std::memory_order_relaxed) == self->team.load(std::memory_order_relaxed);
+}
+
+// Is any thread inside a task (ThreadCounters::in_task)?
+template <class Slots>
+bool anyone_in_task(Slots& slots) noexcept {
+    for (int i = 0, n = slots.used(); i < n; ++i)
+        if (slots[i].in_task.load(std::memory_order_relaxed)) return true;
+    return false;
 }
 
 // What `self`'s teammates are doing now, in one pass over the slots.

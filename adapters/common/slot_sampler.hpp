@@ -54,6 +54,7 @@ public:
         out.used = events != prev_events_ || (!timed && busy > 0);
         prev_events_ = events;
         out.busy_ns = static_cast<std::uint64_t>(busy);
+        out.measure = timed ? Sample::Measure::timed : Sample::Measure::clocks;
         out.usage = std::max(1, limit > 0 ? std::min(working, limit) : working);
         return out;
     }

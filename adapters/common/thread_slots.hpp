@@ -122,6 +122,7 @@ public:
         c->pool = this;
         c->index = i;
         c->external.store(0, std::memory_order_relaxed);
+        c->in_task.store(0, std::memory_order_relaxed);
         // Once per thread (not per task): its CPU clock, for untimed cycles (busy.hpp).
         clockid_t clock;
         if (pthread_getcpuclockid(pthread_self(), &clock) == 0) {
@@ -152,6 +153,7 @@ public:
             slots_[i].outer_ns.store(0);
             slots_[i].outer_since.store(0);
             slots_[i].external.store(0);
+            slots_[i].in_task.store(0);
         }
         reset_free_list();
         used_.store(0);

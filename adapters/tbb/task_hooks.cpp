@@ -109,6 +109,7 @@ void maybe_park(const ThreadCounters* self) noexcept {
 void task_begin() noexcept {
     if (!host().enabled()) return;
     ThreadState& t = me();
+    if (t.depth == 0 && t.counters) t.counters->in_task.store(1, std::memory_order_relaxed);
     bool outermost = t.depth++ == 0 && t.wait_depth == 0;
     if (!timing()) {
         if (t.busy) [[unlikely]] end_busy(t, now_ticks());
@@ -127,7 +128,7 @@ void task_begin() noexcept {
 void task_end() noexcept {
     if (!host().enabled()) return;
     ThreadState& t = me();
-    if (t.depth > 0) --t.depth;
+    if (t.depth > 0 && --t.depth == 0 && t.counters) t.counters->in_task.store(0, std::memory_order_relaxed);
     if (t.busy) end_busy(t, now_ticks());
     // Back in TBB's dispatch loop (a nested wait or the worker's outer loop): not busy.
     if (t.depth == 0 && t.worker_outermost) {

@@ -149,7 +149,7 @@ private:
     static constexpr std::uint64_t kStallNs = 100000000ull;
     bool stalled(State& s) noexcept {
         std::uint64_t now = now_ns();
-        if (tasks_began_ || last_progress_ns_ == 0 || !others_busy(s.slots, nullptr)) {
+        if (tasks_began_ || last_progress_ns_ == 0 || !anyone_in_task(s.slots)) {
             last_progress_ns_ = now;
             stall_lifted_ = false;
             return false;

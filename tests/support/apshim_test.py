@@ -78,11 +78,13 @@ class Shim:
 
 
 def read_trace(path):
-    """APSHIM_TRACE rows as dicts of floats/ints: time_ms, desire, allotment, usage, inefficiency, busy."""
+    """APSHIM_TRACE rows as dicts of floats/ints: time_ms, desire, allotment, usage, inefficiency, busy,
+    cpus, threads_running; measure stays a string."""
     rows = []
     with open(path) as f:
         for row in csv.DictReader(f):
-            rows.append({k: (float(v) if k in ("time_ms", "inefficiency", "busy") else int(v)) for k, v in row.items()})
+            rows.append({k: (float(v) if k in ("time_ms", "inefficiency", "busy") else v if k == "measure" else int(v))
+                         for k, v in row.items()})
     return rows
 
 
