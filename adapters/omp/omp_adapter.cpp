@@ -70,6 +70,7 @@ int OmpAdapter::active() const { return state_.limit.load(); }
 void OmpAdapter::release() {
     state_.limit.store(kReleased);
     state_.tasks_at_once.store(false);
+    state_.timing.store(false);  // nothing parks or reads the intervals any more
     state_.lot.wake_all();
 }
 
