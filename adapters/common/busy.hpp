@@ -41,7 +41,7 @@ struct alignas(64) ThreadCounters {
     // The owning thread's id (0 while free) and CPU clock, set by the claim: the controller reads
     // the clock of a runtime thread in untimed cycles (SlotSampler).
     std::atomic<int> tid{0};
-    clockid_t cpu_clock{};
+    std::atomic<clockid_t> cpu_clock{};  // read while a new owner may be writing it: atomic
     std::atomic<std::uint64_t> exited_cpu_ns{0};  // CPU time of the slot's earlier owners, at their exit
     // 1: the owner entered the runtime from outside (it calls into it: TBB's outermost wait, an
     // OpenMP fork) rather than being one of its workers; untimed cycles count only its time
@@ -60,36 +60,46 @@ struct alignas(64) ThreadCounters {
     std::atomic<std::int32_t> next_free{-1};
 };
 
-// The thread starts executing user work at `now`. `c` may be null (a thread beyond the slots).
-inline void begin_busy(ThreadCounters* c, std::uint64_t now) noexcept {
-    if (c) c->busy_since.store(now, std::memory_order_relaxed);
+// An interval clock kept by its owner thread: a running total and the start of the open
+// interval (0 when none). Two per slot: timed busy intervals, and an external thread's time
+// inside its outermost calls.
+namespace interval {
+inline void open(std::atomic<std::uint64_t>& since, std::uint64_t now) noexcept { since.store(now, std::memory_order_relaxed); }
+
+// The open interval goes into the total (single writer: plain load + store).
+inline void close(std::atomic<std::uint64_t>& total, std::atomic<std::uint64_t>& since, std::uint64_t now) noexcept {
+    std::uint64_t start = since.load(std::memory_order_relaxed);
+    if (start && now > start) total.store(total.load(std::memory_order_relaxed) + (now - start), std::memory_order_relaxed);
+    since.store(0, std::memory_order_relaxed);
 }
 
-// The thread stops executing user work at `now`: the open interval goes into the total.
+// Any thread: the total up to `now`, an interval still open included.
+inline std::uint64_t until(const std::atomic<std::uint64_t>& total, const std::atomic<std::uint64_t>& since,
+                           std::uint64_t now) noexcept {
+    std::uint64_t t = total.load(std::memory_order_relaxed), start = since.load(std::memory_order_relaxed);
+    return start && start < now ? t + (now - start) : t;
+}
+}  // namespace interval
+
+// The thread starts (begin_busy) or stops (end_busy) executing user work at `now`. `c` may be
+// null (a thread beyond the slots).
+inline void begin_busy(ThreadCounters* c, std::uint64_t now) noexcept {
+    if (c) interval::open(c->busy_since, now);
+}
 inline void end_busy(ThreadCounters* c, std::uint64_t now) noexcept {
-    if (!c) return;
-    std::uint64_t since = c->busy_since.load(std::memory_order_relaxed);
-    if (since && now > since) c->busy_ns.store(c->busy_ns.load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
-    c->busy_since.store(0, std::memory_order_relaxed);
+    if (c) interval::close(c->busy_ns, c->busy_since, now);
 }
 
 // An external thread enters (begin_outer) or leaves (end_outer) the runtime at its outermost
 // level: untimed cycles count that time as its busy time (SlotSampler).
 inline void begin_outer(ThreadCounters* c, std::uint64_t now) noexcept {
-    if (c) c->outer_since.store(now, std::memory_order_relaxed);
+    if (c) interval::open(c->outer_since, now);
 }
-
 inline void end_outer(ThreadCounters* c, std::uint64_t now) noexcept {
-    if (!c) return;
-    std::uint64_t since = c->outer_since.load(std::memory_order_relaxed);
-    if (since && now > since) c->outer_ns.store(c->outer_ns.load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
-    c->outer_since.store(0, std::memory_order_relaxed);
+    if (c) interval::close(c->outer_ns, c->outer_since, now);
 }
-
 inline std::uint64_t outer_until(const ThreadCounters& c, std::uint64_t now) noexcept {
-    std::uint64_t total = c.outer_ns.load(std::memory_order_relaxed);
-    std::uint64_t since = c.outer_since.load(std::memory_order_relaxed);
-    return since && since < now ? total + (now - since) : total;
+    return interval::until(c.outer_ns, c.outer_since, now);
 }
 
 // One more task or chunk begun.
@@ -99,9 +109,7 @@ inline void count_event(ThreadCounters* c) noexcept {
 
 // Any thread: busy time of `c` up to `now`, an interval still open included.
 inline std::uint64_t busy_until(const ThreadCounters& c, std::uint64_t now) noexcept {
-    std::uint64_t total = c.busy_ns.load(std::memory_order_relaxed);
-    std::uint64_t since = c.busy_since.load(std::memory_order_relaxed);
-    return since && since < now ? total + (now - since) : total;
+    return interval::until(c.busy_ns, c.busy_since, now);
 }
 
 // Is a thread other than `self` inside user work right now? Reads the owners' busy_since words

@@ -75,7 +75,7 @@ private:
         std::uint64_t total = c.exited_cpu_ns.load(std::memory_order_acquire);
         int tid = c.tid.load(std::memory_order_acquire);
         timespec ts;
-        if (tid != 0 && clock_gettime(c.cpu_clock, &ts) == 0)
+        if (tid != 0 && clock_gettime(c.cpu_clock.load(std::memory_order_relaxed), &ts) == 0)
             total += static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
         if (total <= prev_cpu_[i]) return 0;
         std::uint64_t delta = total - prev_cpu_[i];

@@ -126,7 +126,7 @@ public:
         // Once per thread (not per task): its CPU clock, for untimed cycles (busy.hpp).
         clockid_t clock;
         if (pthread_getcpuclockid(pthread_self(), &clock) == 0) {
-            c->cpu_clock = clock;
+            c->cpu_clock.store(clock, std::memory_order_relaxed);
             c->tid.store(static_cast<int>(syscall(SYS_gettid)), std::memory_order_release);
         } else {
             c->tid.store(0, std::memory_order_release);
