@@ -34,6 +34,18 @@ struct Sample {
     Measure measure = Measure::none;
 };
 
+// What an adapter sees its threads doing right now (Adapter::activity): enough for the controller
+// to tell that the job has gone quiet (a serial phase, I/O, a join) and lend its processors at
+// once instead of at its next est_cycle (shim/controller.cpp, APSHIM_LEND_MS).
+struct Activity {
+    // A thread is inside a parallel construct (an outermost region, a TBB wait) or a task now.
+    // True where the adapter cannot tell: such a job never lends.
+    bool active = true;
+    // Changes whenever a thread leaves an outermost construct or begins a timed task: two quiet
+    // readings with the same value mean no construct (and, while timed, no task) ran in between.
+    std::uint64_t entries = 0;
+};
+
 class Adapter {
 public:
     virtual ~Adapter() = default;
@@ -44,6 +56,9 @@ public:
     // runtime's work. Threads above n leave at their next safe point (task or chunk boundary),
     // never in the middle of user code; raising n wakes them.
     virtual void set_active(int n) = 0;
+    // Controller thread: is any thread inside the runtime's work now (Activity). Scans the
+    // threads' counters; touches nothing the hooks write per task.
+    virtual Activity activity() { return {}; }
     // The limit last set (the runtime's own default before any set_active).
     virtual int active() const = 0;
     // Controller thread or exit: wake every parked thread and stop throttling for good.
@@ -109,6 +124,11 @@ public:
     // not per task.
     virtual bool inline_tasks() const noexcept { return false; }
 
+    // The job lent its processors while quiet (shim/controller.cpp) and a thread now enters an
+    // outermost construct (busy.hpp: begin_outer): ask them back at once. Called only while
+    // host_detail::g_lent is set (reclaim_if_lent), so never on a hot path; one futex wake.
+    virtual void reclaim() const noexcept {}
+
     // Before main (constructors only): set a runtime's environment variable to the shim's
     // default unless the user chose a value (remembered as the shim's, so that programs started
     // without the shim do not inherit it); and whether the user chose one.
@@ -130,12 +150,22 @@ private:
 namespace host_detail {
 extern std::atomic<const Host*> g_installed;
 extern const Host g_disabled;
+// Set by the controller while the job has lent its processors (APSHIM_LEND_MS), cleared by the
+// first thread to ask them back.
+extern std::atomic<bool> g_lent;
 }  // namespace host_detail
 
 // The shim's Host once installed, else the disabled one. One atomic load.
 inline const Host& host() noexcept {
     const Host* h = host_detail::g_installed.load(std::memory_order_acquire);
     return h ? *h : host_detail::g_disabled;
+}
+
+// Hooks, at an outermost entry: one relaxed load and a branch not taken while nothing is lent.
+inline void reclaim_if_lent() noexcept {
+    if (host_detail::g_lent.load(std::memory_order_relaxed)) [[unlikely]] {
+        if (host_detail::g_lent.exchange(false, std::memory_order_acq_rel)) host().reclaim();
+    }
 }
 
 // The shim, once its constructor has everything in place (options, controller, fork handlers).

@@ -377,6 +377,15 @@ void Table::notify_change(int slot) {
     syscall(SYS_futex, &map_->rows[slot].changes, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
+bool Table::others_want_more(int slot) const {
+    for (int i = 0; i < kMaxRows; ++i) {
+        const Row& r = map_->rows[i];
+        if (i == slot || __atomic_load_n(&r.state, __ATOMIC_RELAXED) != kLive) continue;
+        if (__atomic_load_n(&r.desire, __ATOMIC_RELAXED) > __atomic_load_n(&r.allotment, __ATOMIC_RELAXED)) return true;
+    }
+    return false;
+}
+
 int Table::current(int slot, ProcSet* procs, std::uint64_t timeout_ns) {
     if (slot < 0 || slot >= kMaxRows) return 0;
     if (!lock(timeout_ns)) return -1;

@@ -85,6 +85,9 @@ public:
     std::uint32_t changes(int slot) const;
     void wait_for_change(int slot, std::uint32_t seen, std::uint64_t timeout_ns) const;
     void notify_change(int slot);
+    // Lock-free and approximate (rows may be mid-update): has a live job other than `slot` less
+    // than it desires? Scans every row: once per est_cycle, not per poll (shim/controller.cpp).
+    bool others_want_more(int slot) const;
     // The job's allotment and processors as DP last set them (lock held for the read, at most
     // timeout_ns); 0 when the row is not ours, -1 when the lock was busy.
     int current(int slot, ProcSet* procs, std::uint64_t timeout_ns);

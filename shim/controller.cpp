@@ -37,6 +37,15 @@ struct Controller::Impl {
     // for the jobs in it. 0 when P did not come from the quota (APSHIM_P, or set by code).
     int quota_P = 0;
     std::uint64_t next_quota_check = 0;
+    // Lending while quiet (lend(), reclaim()). desire/usage: what the last cycle published while
+    // not lent, asked back at reclaim; lend_ns: APSHIM_LEND_MS (0: never lend).
+    std::uint64_t lend_ns = 0;
+    bool lent = false;
+    bool others_want_more = false;  // some co-runner has less than it desires (read each cycle)
+    int desire = 1, usage = 1;
+    std::uint32_t runtimes = 0;
+    bool quiet_seen = false;        // the previous poll found the job quiet ...
+    std::uint64_t quiet_entries = 0;  // ... with this Activity::entries total (kept while lent)
 };
 
 // How often the CPU quota is re-read.
@@ -164,6 +173,7 @@ bool Controller::open_table() noexcept {
     }
     s.P = s.table->processors();
     s.cycle_ns = static_cast<std::uint64_t>(s.table->est_cycle_ms() * 1e6);
+    s.lend_ns = static_cast<std::uint64_t>(opts_.lend_ms * 1e6);
     table_P_.store(s.P, std::memory_order_release);
     // Follow the quota only where P came from it (an embedding program may set its own P).
     if (!opts_.P_from_env && opts_.P == default_processors()) s.quota_P = opts_.P;
@@ -210,6 +220,8 @@ void Controller::first_allotment() noexcept {
     Impl& s = *impl_;
     if (!opts_.trace.empty()) s.trace.open(opts_.trace);
     s.allotment = std::max(1, s.table->update(s.slot, s.P, s.P, s.cycle_ns));
+    s.desire = s.usage = s.P;
+    s.others_want_more = s.table->others_want_more(s.slot);
     {
         HostIdentity host(host_name_);
         for (auto& slot : adapters_)
@@ -233,7 +245,9 @@ constexpr std::uint64_t kFollowLockNs = 1000000ull;
 // Between cycles the thread sleeps on its row's change counter: when another job's DP run
 // changed our allotment or processors (a job left, went idle, arrived), it follows at once
 // (follow_table) instead of at its next cycle, and co-runners take freed CPUs within about
-// a millisecond (bench/scripts/reaction.py).
+// a millisecond (bench/scripts/reaction.py). While lending could help a co-runner it also wakes
+// every APSHIM_LEND_MS to see whether the job went quiet (poll_quiet), and a hook that asks
+// lent processors back wakes it through the same counter (wake_to_reclaim).
 void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
     Impl& s = *impl_;
     cycling_table_.store(s.table.get(), std::memory_order_release);
@@ -246,13 +260,25 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
         if (stopping_.load(std::memory_order_acquire)) break;
         g.unlock();
         std::uint64_t before = now_ns();
-        if (before < next && !behind) s.table->wait_for_change(slot, seen, next - before);
+        bool polling = lending_worthwhile();
+        if (!polling) s.quiet_seen = false;  // quiet only counts across consecutive polls
+        std::uint64_t until = polling ? std::min(next, before + s.lend_ns) : next;
+        // A hook may have asked back before `seen` was read (during lend()): no wait then.
+        bool pending = behind || (s.lent && !host_detail::g_lent.load());
+        if (before < until && !pending) s.table->wait_for_change(slot, seen, until - before);
         g.lock();
         if (stopping_.load()) break;
         std::uint64_t now = now_ns();
         if (now < next) {
             // Retried until the lock is free (each try waits for it up to kFollowLockNs).
-            if (behind || s.table->changes(slot) != seen) behind = !follow_table();
+            if (s.lent && !host_detail::g_lent.load()) {
+                behind = !reclaim();
+                // The next estimate sees a whole cycle of the job at work again.
+                if (!behind) next = now_ns() + s.cycle_ns;
+            } else if (behind || s.table->changes(slot) != seen) {
+                behind = !follow_table();
+            }
+            if (!behind && polling && lending_worthwhile()) poll_quiet(now);
             continue;
         }
         behind = false;  // the cycle reads the table anyway
@@ -317,12 +343,31 @@ void Controller::cycle(std::uint64_t now) noexcept {
     in.P = s.P;
     in.eta = opts_.eta;
     int desire = s.estimator->next_desire(in);
+    // Lent while quiet: still quiet since it lent, it stays lent (desire 1); work began without a
+    // hook asking the processors back (a TBB task enqueued from outside any wait): ask back at
+    // least the desire it lent.
+    int publish = desire, publish_usage = p;
+    if (s.lent) {
+        std::uint64_t entries;
+        if (host_detail::g_lent.load() && quiet_now(&entries) && entries == s.quiet_entries) {
+            publish = publish_usage = 1;
+        } else {
+            host_detail::g_lent.store(false);
+            s.lent = false;
+            publish = std::max(desire, s.desire);
+        }
+    }
+    if (!s.lent) {
+        s.desire = publish;
+        s.usage = publish_usage;
+    }
 
     // 3. Publish it; DP answers with the allotment, placement with the processors.
     follow_quota(now);
-    std::uint32_t runtimes = 0;
-    for (int i = 0; i < n; ++i) runtimes |= runtime_bit(list[i]->name());
-    int a = s.table->update(s.slot, desire, p, s.cycle_ns, &s.procs, runtimes);
+    s.runtimes = 0;
+    for (int i = 0; i < n; ++i) s.runtimes |= runtime_bit(list[i]->name());
+    int a = s.table->update(s.slot, publish, publish_usage, s.cycle_ns, &s.procs, s.runtimes);
+    s.others_want_more = s.table->others_want_more(s.slot);
     if (s.table->processors() != s.P) {  // a job of this table followed a quota change
         s.P = s.table->processors();
         table_P_.store(s.P, std::memory_order_release);
@@ -340,7 +385,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // 4-5. Adjust usage and confine.
     apply_allotment(a > 0);
     if (s.trace.is_open())
-        s.trace.write(TraceRow{(now - s.t0) / 1e6, desire, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
+        s.trace.write(TraceRow{(now - s.t0) / 1e6, publish, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
                                threads_running(), timed ? "timed" : clocks ? "clocks" : "none"});
 }
 
@@ -379,7 +424,100 @@ bool Controller::follow_table() noexcept {
     s.allotment = a;
     s.procs = procs;
     apply_allotment(true);
+    s.others_want_more = s.table->others_want_more(s.slot);
     return true;
+}
+
+// Lending (DLB's LeWI, at the granularity of a whole job): a job whose runtimes' threads have all
+// been outside any parallel construct for APSHIM_LEND_MS (a serial phase, I/O, a join) publishes
+// desire 1 at once, so that DP hands its other processors to co-runners now rather than at its
+// next est_cycle; the first thread to enter a construct again asks them back (busy.hpp:
+// begin_outer, wake_to_reclaim), and the job gets the desire it had before, not the 1 its quiet
+// cycles would estimate (WSAP would then climb back a doubling per cycle). Worth the polls only
+// while the job holds more than one processor and a co-runner wants more than it has; a job
+// alone never polls.
+bool Controller::lending_worthwhile() const noexcept {
+    const Impl& s = *impl_;
+    return s.lend_ns > 0 && !s.lent && s.allotment > 1 && s.others_want_more;
+}
+
+// Mutex held. Every adapter outside its runtime's constructs now (adapter.hpp: Activity); the
+// adapters' entries total in *entries.
+bool Controller::quiet_now(std::uint64_t* entries) noexcept {
+    *entries = 0;
+    bool any = false;
+    for (auto& slot : adapters_) {
+        Adapter* a = slot.load();
+        if (!a) continue;
+        Activity act = a->activity();
+        if (act.active) return false;
+        *entries += act.entries;
+        any = true;
+    }
+    return any;
+}
+
+// Mutex held. Quiet at two polls in a row with no construct in between: lend.
+void Controller::poll_quiet(std::uint64_t) noexcept {
+    Impl& s = *impl_;
+    std::uint64_t entries;
+    bool quiet = quiet_now(&entries);
+    if (quiet && s.quiet_seen && entries == s.quiet_entries && lend()) {
+        s.quiet_seen = false;
+        return;
+    }
+    s.quiet_seen = quiet;
+    s.quiet_entries = entries;
+}
+
+// Mutex held. Publishes desire 1. The flag goes up first: a construct that starts during the
+// update asks back at once. False when the table's lock was busy (the next poll tries again).
+bool Controller::lend() noexcept {
+    Impl& s = *impl_;
+    host_detail::g_lent.store(true);
+    s.lent = true;
+    gat::ProcSet procs = s.procs;
+    int a = s.table->update(s.slot, 1, 1, kFollowLockNs, &procs, s.runtimes);
+    if (a <= 0) {
+        host_detail::g_lent.store(false);
+        s.lent = false;
+        return false;
+    }
+    s.allotment = a;
+    s.procs = procs;
+    apply_allotment(true);
+    return true;
+}
+
+// Mutex held. A hook asked back (g_lent is down): publish the desire and usage lent. False when
+// the lock was busy (cycle_loop tries again at once).
+bool Controller::reclaim() noexcept {
+    Impl& s = *impl_;
+    gat::ProcSet procs = s.procs;
+    int a = s.table->update(s.slot, s.desire, s.usage, kFollowLockNs, &procs, s.runtimes);
+    if (a < 0) return false;
+    s.lent = false;
+    if (a > 0) {
+        s.allotment = a;
+        s.procs = procs;
+        apply_allotment(true);
+    }
+    s.others_want_more = s.table->others_want_more(s.slot);
+    restart_window();
+    return true;
+}
+
+// Mutex held. The next cycle measures from now: a window mostly spent quiet would read as a job
+// that needs one processor.
+void Controller::restart_window() noexcept {
+    Impl& s = *impl_;
+    for (auto& slot : adapters_)
+        if (Adapter* a = slot.load()) a->sample();
+    s.last = now_ns();
+}
+
+void Controller::wake_to_reclaim() noexcept {
+    if (gat::Table* t = cycling_table_.load(std::memory_order_acquire)) t->notify_change(cycling_slot_.load());
 }
 
 void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share) noexcept {
@@ -399,6 +537,7 @@ void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share
 
 void Controller::shutdown() noexcept {
     if (stopping_.exchange(true)) return;
+    host_detail::g_lent.store(false);
     wake(wake_);
     if (gat::Table* t = cycling_table_.load(std::memory_order_acquire)) t->notify_change(cycling_slot_.load());
     // start_thread() writes these under the mutex and checks stopping_ there first, so once we
@@ -432,6 +571,7 @@ void Controller::after_fork_child() noexcept {
     // before_fork() locked mutex_ on this very thread (the one fork() returns in): unlock it,
     // as the parent does, rather than constructing a new mutex over a locked one.
     mutex_.unlock();
+    host_detail::g_lent.store(false);
     thread_joinable_ = false;
     cycling_table_.store(nullptr);
     cycling_slot_.store(-1);
@@ -439,6 +579,7 @@ void Controller::after_fork_child() noexcept {
     stopping_.store(false);
     if (impl_) {
         impl_->slot = -1;
+        impl_->lent = false;
         impl_->trace.abandon();
     }
 }

@@ -39,6 +39,9 @@ public:
     void adapter_started(Adapter& a) noexcept;
     // Stops the thread (joins it), leaves the table, releases every adapter. Idempotent.
     void shutdown() noexcept;
+    // A hook asked back the processors the job lent while quiet (Host::reclaim): wake the
+    // thread. Any thread, lock-free, one futex wake.
+    void wake_to_reclaim() noexcept;
     // fork() support: prepare/parent/child handlers (see preload.cpp).
     void before_fork() noexcept;
     void after_fork_parent() noexcept;
@@ -63,6 +66,13 @@ private:
     bool follow_table() noexcept;
     void apply_allotment(bool confine_now) noexcept;
     void follow_quota(std::uint64_t now) noexcept;
+    // Lending while quiet (APSHIM_LEND_MS; controller.cpp says when).
+    bool lending_worthwhile() const noexcept;
+    bool quiet_now(std::uint64_t* entries) noexcept;
+    void poll_quiet(std::uint64_t now) noexcept;
+    bool lend() noexcept;
+    bool reclaim() noexcept;
+    void restart_window() noexcept;
 
     Options opts_;
     std::atomic<Adapter*> adapters_[kMaxAdapters] = {};

@@ -168,6 +168,12 @@ constinit const OptionSpec kSpecs[] = {
      "long), instead of paying for a queue no other CPU reads. 0 leaves every task to the runtime: "
      "for a program whose nested tasks wait for their parent to go on",
      [](std::string_view t, Options& o) { return parse_bool(t, o.inline_tasks); }},
+    {"APSHIM_LEND_MS", "--lend", "MS", "number in [0, 10000]", "1",
+     "a job whose runtimes' threads have all been outside any parallel construct this long (a serial "
+     "phase, I/O, a join) asks for one processor at once, so co-runners take the others before its next "
+     "est_cycle, and asks them back when its next construct starts; 0 never lends (the desire then "
+     "follows at the next est_cycle)",
+     [](std::string_view t, Options& o) { return parse_double(t, 0.0, kMaxEstCycleMs, false, o.lend_ms); }},
     {"APSHIM_LIB", nullptr, nullptr, "absolute path", "(next to apshim, then the install locations)",
      "the libapshim.so that `apshim run` preloads; for an apshim command copied away from its library",
      [](std::string_view t, Options& o) {

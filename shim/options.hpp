@@ -24,6 +24,7 @@ struct Options {
     bool confine = true;        // enforce the allotment by confining the job's threads to its CPUs
     bool shrink_teams = false;  // size default OpenMP teams to the allotment although dyn-var is false
     bool inline_tasks = true;   // on one CPU, run OpenMP tasks made inside tasks at once
+    double lend_ms = 1.0;       // quiet this long: lend the processors at once (0: never)
     std::string lib;            // APSHIM_LIB: the libapshim.so `apshim run` preloads ("" = look for it)
 };
 

@@ -2,7 +2,7 @@
 //
 //   apshim run [--eta X] [--est-cycle MS] [--P N] [--gat PATH] [--policy NAME] [--trace PATH]
 //              [--log LEVEL] [--confine 1|0] [--shrink-teams 1|0]
-//              [--inline-tasks 1|0] -- CMD ARGS...
+//              [--inline-tasks 1|0] [--lend MS] -- CMD ARGS...
 //              (the flags are the options table's, shim/options.cpp)
 //   apshim status [--json]     apshim top [--interval S] [--count N]     apshim gc
 //   apshim options [--markdown]

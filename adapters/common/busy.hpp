@@ -21,6 +21,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "adapters/adapter.hpp"
+
 namespace apshim {
 
 class SlotPool;
@@ -92,8 +94,10 @@ inline void end_busy(ThreadCounters* c, std::uint64_t now) noexcept {
 
 // An external thread enters (begin_outer) or leaves (end_outer) the runtime at its outermost
 // level: untimed cycles count that time as its busy time (SlotSampler).
+// Entering also asks back the processors the job lent while it was quiet (adapter.hpp).
 inline void begin_outer(ThreadCounters* c, std::uint64_t now) noexcept {
     if (c) interval::open(c->outer_since, now);
+    reclaim_if_lent();
 }
 inline void end_outer(ThreadCounters* c, std::uint64_t now) noexcept {
     if (c) interval::close(c->outer_ns, c->outer_since, now);
@@ -126,6 +130,22 @@ bool others_busy(Slots& slots, const ThreadCounters* self) noexcept {
 // program may run several at once: OpenMP regions forked from TBB workers or pthreads).
 inline bool teammate(const ThreadCounters& c, const ThreadCounters* self) noexcept {
     return &c != self && c.team.load(std::memory_order_relaxed) == self->team.load(std::memory_order_relaxed);
+}
+
+// Adapter::activity() from the slots: a thread inside an outermost entry, a task or user work
+// makes the job active; the external threads' completed outermost time changes with every
+// entry that ended, the events with every timed task begun (a worker's task between two looks).
+template <class Slots>
+Activity activity_now(Slots& slots) noexcept {
+    Activity a{false, 0};
+    for (int i = 0, n = slots.used(); i < n; ++i) {
+        const ThreadCounters& c = slots[i];
+        if (c.outer_since.load(std::memory_order_relaxed) || c.in_task.load(std::memory_order_relaxed) ||
+            c.busy_since.load(std::memory_order_relaxed))
+            a.active = true;
+        a.entries += c.outer_ns.load(std::memory_order_relaxed) + c.events.load(std::memory_order_relaxed);
+    }
+    return a;
 }
 
 // Is any thread inside a task (ThreadCounters::in_task)?

@@ -9,6 +9,7 @@ namespace apshim {
 namespace host_detail {
 constinit std::atomic<const Host*> g_installed{nullptr};
 constinit const Host g_disabled;
+constinit std::atomic<bool> g_lent{false};
 }  // namespace host_detail
 
 void install_host(const Host& h) noexcept { host_detail::g_installed.store(&h, std::memory_order_release); }

@@ -26,6 +26,12 @@ Sample OmpAdapter::sample() {
     return out;
 }
 
+// Unmeasured libomp (no OMPT): its regions are not seen, so it never reads quiet.
+Activity OmpAdapter::activity() {
+    if (needs_ompt_ && state_.measuring.load() == 0) return {};
+    return activity_now(state_.slots);
+}
+
 Sample OmpAdapter::unmeasured_sample() {
     if (state_.other_tool.load())
         APSHIM_HOST_LOG_ONCE(Host::Severity::warn, "OMP_TOOL_LIBRARIES names another OMPT tool: libomp is not measured, its teams "

@@ -18,6 +18,7 @@ public:
     OmpAdapter(const char* name, State& state, bool needs_ompt) : name_(name), state_(state), needs_ompt_(needs_ompt) {}
     const char* name() const override { return name_; }
     Sample sample() override;
+    Activity activity() override;
     void set_active(int n) override;
     int active() const override;
     void release() override;

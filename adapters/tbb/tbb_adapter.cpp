@@ -34,6 +34,8 @@ public:
         return out;
     }
 
+    Activity activity() override { return activity_now(state().slots); }
+
     void set_active(int n) override {
         if (n < 1) n = 1;
         State& s = state();

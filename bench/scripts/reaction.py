@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Reaction time: from an allotment change to the change in where the job's threads may run.
+"""Reaction time: from an allotment change to the change in where the job's threads may run;
+with --lend, from a job's going quiet to its lending, and from its next loop to asking back.
 
-    bench/scripts/reaction.py BUILD_DIR [--reps 10] [--est-cycle-ms 5] [--out DIR]
+    bench/scripts/reaction.py BUILD_DIR [--reps 10] [--est-cycle-ms 5] [--out DIR] [--lend]
 
 A busy OpenMP job (tests/omp/omp_contract_gcc: one long region of static loops, two threads)
 runs under the shim in a table of P = 2 beside a stand-in co-runner (tests/programs/gat_job)
@@ -17,6 +18,17 @@ version measured CPU use over a sliding window instead and read releases at 50 m
 5-19 ms, which the masks do not confirm (25 ms median: half a cycle, as expected); that version's
 readings were not explained and are not used. Writes DIR/raw.csv and prints medians. A timing:
 idle machine.
+
+--lend (APSHIM_LEND_MS, shim/controller.cpp): in a table of P = 4 beside a stand-in co-runner
+wanting all 4 (so the job holds 2 and the co-runner wants more), tests/omp/omp_rounds_gcc runs
+rounds of a parallel loop, each followed by a serial phase of 100 ms of wall time; its stderr
+line after each loop marks the serial phase's start (read at once through a pipe), and
+bench/gat_watch reports each change of the job's row (polled every 0.2 ms). Per round:
+  quiet_ms  serial phase start -> the job's desire reads 1 (lending, or WSAP's cycles without it);
+  back_ms   serial phase end (its start + 100 ms; the program spins on the wall clock) -> the
+            job's desire reads P again.
+Each repetition runs the job with APSHIM_LEND_MS=1 and with 0 (the cycles alone), interleaved.
+On 2 cores P = 4 is virtual: this times the table, not CPU masks. Writes DIR/lend.csv.
 """
 import argparse
 import csv
@@ -66,14 +78,82 @@ def wait_cpus(pid, start, pred, limit=2.0):
     return None
 
 
+SERIAL_MS, ROUNDS, LEND_P = 100, 8, 4
+
+
+def lend_run(build, env, lend_ms):
+    """One run of omp_rounds under the shim: [(round start of serial phase, [(t, desire, allotment)])]."""
+    prog = os.path.join(build, "tests", "omp", "omp_rounds_gcc")
+    job_env = dict(env, LD_PRELOAD=os.path.join(build, "shim", "libapshim.so"), APSHIM_LEND_MS=str(lend_ms))
+    job = subprocess.Popen([prog, str(ROUNDS), "200", "1000", str(SERIAL_MS)], env=job_env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    watch = subprocess.Popen([os.path.join(build, "bench", "gat_watch"), str(job.pid), "60"], env=env,
+                             stdout=subprocess.PIPE, text=True)
+    marks = []
+    for line in job.stderr:  # "round k threads n" right after each loop
+        if line.startswith("round "):
+            marks.append(time.monotonic())
+    job.wait()
+    rows = [tuple(float(x) for x in line.split(",")) for line in watch.communicate(timeout=70)[0].splitlines()[1:]]
+    return marks, rows
+
+
+def first(rows, after, pred):
+    return next((t for t, d, a in rows if t >= after and pred(d)), None)
+
+
+def lend_main(args, build):
+    gat_job = os.path.join(build, "tests", "programs", "gat_job")
+    tmp = tempfile.mkdtemp(prefix="apshim-lend-")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_")}
+    env.update(APSHIM_GAT=os.path.join(tmp, "gat"), APSHIM_P=str(LEND_P), APSHIM_EST_CYCLE_MS=str(args.est_cycle_ms))
+    corunner = subprocess.Popen([gat_job, str(LEND_P), "600000"], env=env, stdout=subprocess.DEVNULL)
+    time.sleep(0.3)
+    out = []
+    try:
+        for rep in range(args.reps):
+            for lend_ms in (1, 0):
+                marks, rows = lend_run(build, env, lend_ms)
+                for k, m in enumerate(marks[:-1]):  # the last serial phase ends with the job
+                    end = m + SERIAL_MS / 1000
+                    q = first(rows, m, lambda d: d == 1)
+                    b = first(rows, end, lambda d: d == LEND_P)
+                    out.append({"rep": rep, "lend_ms": lend_ms, "round": k,
+                                "quiet_ms": None if q is None or q > end else round((q - m) * 1000, 2),
+                                "back_ms": None if b is None else round((b - end) * 1000, 2)})
+                print(f"rep {rep} APSHIM_LEND_MS={lend_ms}: " + " ".join(f"{r['quiet_ms']}/{r['back_ms']}"
+                                                                      for r in out if r["rep"] == rep and r["lend_ms"] == lend_ms),
+                      flush=True)
+    finally:
+        corunner.kill()
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "lend.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["rep", "lend_ms", "round", "quiet_ms", "back_ms"])
+            w.writeheader()
+            w.writerows(out)
+    for lend_ms in (1, 0):
+        for key in ("quiet_ms", "back_ms"):
+            rows = [r for r in out if r["lend_ms"] == lend_ms]
+            vals = [r[key] for r in rows if r[key] is not None]
+            if vals:
+                print(f"APSHIM_LEND_MS={lend_ms} {key}: median {statistics.median(vals):.2f} [{min(vals):.2f}-{max(vals):.2f}] "
+                      f"over {len(vals)} of {len(rows)} rounds (est_cycle {args.est_cycle_ms} ms)")
+            else:
+                print(f"APSHIM_LEND_MS={lend_ms} {key}: never within the phase ({len(rows)} rounds)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("build")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--est-cycle-ms", type=float, default=5.0)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--lend", action="store_true")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
+    if args.lend:
+        return lend_main(args, build)
     prog = os.path.join(build, "tests", "omp", "omp_contract_gcc")
     gat_job = os.path.join(build, "tests", "programs", "gat_job")
     tmp = tempfile.mkdtemp(prefix="apshim-reaction-")

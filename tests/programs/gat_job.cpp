@@ -1,11 +1,14 @@
 // A stand-in job that uses the table directly, without any runtime: joins with a desire,
-// updates every est_cycle (like a controller would), and prints its final allotment.
+// updates every est_cycle (like a controller would; at least every 250 ms, so that a long
+// est_cycle never makes it look stale: the table counts a job silent for 1 s as gone idle), and
+// prints its final allotment.
 // Used by the CLI tests and the GAT demo. SIGTERM ends it as a job's normal exit does: it leaves
 // the table (a shim job's controller leaves at exit), so its co-runners are told at once.
 //   gat_job DESIRE MILLISECONDS      (APSHIM_GAT, APSHIM_P, APSHIM_EST_CYCLE_MS from the environment)
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -44,13 +47,13 @@ int main(int argc, char** argv) {
     sa.sa_handler = &on_term;
     sigaction(SIGTERM, &sa, nullptr);  // no SA_RESTART: the nap ends at once
     int allot = 0;
-    const long cycle_ns = std::lround(t->est_cycle_ms() * 1e6);
+    const long cycle_ns = std::min(std::lround(t->est_cycle_ms() * 1e6), 250000000l);
     timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
     do {
         int a = t->update(slot, desire, allot > 0 ? allot : 1, 1000000000ull);
         if (a > 0) allot = a;
-        timespec nap{cycle_ns / 1000000000, cycle_ns % 1000000000};  // est_cycle may be up to 10 s
+        timespec nap{cycle_ns / 1000000000, cycle_ns % 1000000000};
         nanosleep(&nap, nullptr);
         clock_gettime(CLOCK_MONOTONIC, &now);
     } while (!g_stop && (now.tv_sec - start.tv_sec) * 1e3 + (now.tv_nsec - start.tv_nsec) / 1e6 < ms);

@@ -415,6 +415,41 @@ TEST_CASE("a live job that stops updating is lowered to desire 1", "[table]") {
     waitpid(pid, nullptr, 0);
 }
 
+TEST_CASE("others_want_more: whether lending would give a co-runner anything", "[table][multiprocess]") {
+    std::string path = temp_dir() + "/gat";
+    auto t = open_ok(path, 4);
+    std::string err;
+    int mine = t->join(4, 0.5, err);
+    CHECK_FALSE(t->others_want_more(mine));  // alone
+    int to_parent[2], to_child[2];
+    REQUIRE(pipe(to_parent) == 0);
+    REQUIRE(pipe(to_child) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        auto t2 = Table::open(path, CreateParams{4, 5000}, err);
+        int other = t2 ? t2->join(1, 0.5, err) : -1;
+        char c;
+        if (other < 0 || t2->update(other, 1, 1, 1000000000ull) != 1) _exit(1);
+        if (write(to_parent[1], "1", 1) != 1 || read(to_child[0], &c, 1) != 1) _exit(1);
+        if (t2->update(other, 4, 1, 1000000000ull) < 1) _exit(1);  // now it wants all 4
+        if (write(to_parent[1], "2", 1) != 1) _exit(1);
+        pause();
+        _exit(0);
+    }
+    char c;
+    REQUIRE(read(to_parent[0], &c, 1) == 1);
+    CHECK(t->update(mine, 4, 4, 1000000000ull) == 3);
+    CHECK_FALSE(t->others_want_more(mine));  // the other job has the 1 it wants
+    REQUIRE(write(to_child[1], "g", 1) == 1);
+    REQUIRE(read(to_parent[0], &c, 1) == 1);
+    CHECK(t->others_want_more(mine));  // it has 2 and wants 4: lending would help it
+    CHECK(t->update(mine, 1, 1, 1000000000ull) == 1);  // lent: it has 3 now
+    CHECK(t->others_want_more(mine));  // and still wants 4
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    for (int fd : {to_parent[0], to_parent[1], to_child[0], to_child[1]}) close(fd);
+}
+
 TEST_CASE("bad table files are refused with one clear reason", "[table][badfile]") {
     std::string dir = temp_dir();
     SECTION("truncated") {
