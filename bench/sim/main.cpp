@@ -4,6 +4,7 @@
 //       [--eta 0.5] [--policy wsap|static|asteal|inst] [--seed 1] [--steal-cost 1]
 //       [--wake-cost 0] [--est-cost 0] [--static K | --native K] [--limit L]
 //       [--outermost-only] [--park-valve STEPS] [--idle-block STEPS]
+//       [--join-desire P|1] [--measure timed|clocks|auto] [--confine] [--lend STEPS]
 //       [--out jobs|trace|summary|timeline] [--sample 100]
 //       [--concurrent 256 --total 512]            (churn)
 //       [--jobs-file FILE]                        (an arrival trace: one job SPEC item per line, # comments)
@@ -13,6 +14,8 @@
 //           or phases joined by '+'.
 // --static K: Cilk baseline, K workers per job, FIFO queue while fewer than K processors are free.
 // --native K: K workers per job from its arrival, no queue (an unmodified runtime; the OS time-slices).
+// The shim's behaviours (README "What is modelled"): --join-desire P (default; 1 = Sen §6.2),
+// --measure timed (default) | clocks | auto, --confine, --lend STEPS (0 = off, default).
 #include "bench/sim/sim.hpp"
 
 #include <cstdio>
@@ -106,10 +109,33 @@ std::string read_jobs_file(const std::string& path) {
     return all;
 }
 
+const char* event_name(TraceRow::Event e) {
+    switch (e) {
+        case TraceRow::Event::Estimate: return "estimate";
+        case TraceRow::Event::Lend: return "lend";
+        case TraceRow::Event::Reclaim: return "reclaim";
+    }
+    return "?";
+}
+
 void print_trace(const Result& r) {
-    std::printf("t,job,r,usage,desire,allot\n");
+    std::printf("t,job,r,usage,desire,allot,measure,event\n");
     for (const TraceRow& t : r.trace)
-        std::printf("%lld,%d,%.4f,%d,%d,%d\n", static_cast<long long>(t.t), t.job, t.r, t.usage, t.desire, t.allot);
+        std::printf("%lld,%d,%.4f,%d,%d,%d,%s,%s\n", static_cast<long long>(t.t), t.job, t.r, t.usage, t.desire, t.allot,
+                    t.event != TraceRow::Event::Estimate ? "" : t.clocks ? "clocks" : "timed", event_name(t.event));
+}
+
+Config::Join parse_join(const std::string& v) {
+    if (v == "P" || v == "p") return Config::Join::AtP;
+    if (v == "1") return Config::Join::AtOne;
+    throw std::invalid_argument("--join-desire is P or 1");
+}
+
+Config::Measure parse_measure(const std::string& v) {
+    if (v == "timed") return Config::Measure::Timed;
+    if (v == "clocks") return Config::Measure::Clocks;
+    if (v == "auto") return Config::Measure::Automatic;
+    throw std::invalid_argument("--measure is timed, clocks or auto");
 }
 
 }  // namespace
@@ -142,6 +168,10 @@ int main(int argc, char** argv) {
             else if (a == "--outermost-only") cfg.outermost_only = true;
             else if (a == "--park-valve") cfg.park_valve = std::stoll(val());
             else if (a == "--idle-block") cfg.idle_block = std::stoll(val());
+            else if (a == "--join-desire") cfg.join_desire = parse_join(val());
+            else if (a == "--measure") cfg.measure = parse_measure(val());
+            else if (a == "--confine") cfg.confine = true;
+            else if (a == "--lend") cfg.lend = std::stoll(val());
             else if (a == "--native") { cfg.static_alloc = std::stoi(val()); cfg.native = true; }
             else if (a == "--limit") limit = std::stoi(val());
             else if (a == "--out") out = val();
@@ -153,7 +183,8 @@ int main(int argc, char** argv) {
             usage(("bad value for " + a).c_str());
         }
     }
-    if (cfg.P < 1 || cfg.est_cycle < 1 || !(cfg.eta > 0 && cfg.eta <= 1)) usage("need P >= 1, est-cycle >= 1, 0 < eta <= 1");
+    if (cfg.P < 1 || cfg.est_cycle < 1 || !(cfg.eta > 0 && cfg.eta <= 1) || cfg.lend < 0)
+        usage("need P >= 1, est-cycle >= 1, 0 < eta <= 1, lend >= 0");
     cfg.trace = out == "trace";
     if (out == "timeline") cfg.timeline_every = sample < 1 ? 1 : sample;
     try {

@@ -29,8 +29,13 @@ SIM = os.path.join(ROOT, "build-sim", "bench", "sim", "sim")
 POOL = cf.ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
 
 
+# Sen's model throughout: jobs join at desire 1 and explore upwards (the simulator's default is
+# the shim's join at P); measure, confinement and lending stay at their Sen defaults.
+SEN = ["--join-desire", "1"]
+
+
 def sim(*args):
-    out = subprocess.run([SIM, *map(str, args)], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([SIM, *SEN, *map(str, args)], check=True, capture_output=True, text=True).stdout
     return list(csv.DictReader(io.StringIO(out)))
 
 

@@ -236,6 +236,7 @@ struct Worker {
     std::int64_t slept_at = 0;  // when it last went to sleep (park_valve)
     bool valve = false;      // woken by the park valve: may not sleep before its next successful steal
     std::int64_t idle_steps = 0;  // consecutive steps without work (idle_block)
+    int busy_cycle = -1;     // the last measurement window (Job::window) in which it was inside a task
     ListId list = ListId::SleepIdle;
     std::size_t pos = 0;
     bool has_work() const { return cur != nullptr || head < dq.size(); }
@@ -250,12 +251,28 @@ struct Job {
     int allot = 0, desire = 1;
     bool started = false, done = false;
     std::int64_t start = 0, finish = -1, work_done = 0;
-    // current cycle
-    std::int64_t cyc_usage = 0, cyc_busy = 0, cyc_steps = 0;
+    // current cycle: processor-steps used, steps of dag work, steps; for the clocks measure the
+    // processor-steps the job's threads were allowed (its allotment: the real runtime has P
+    // threads, however few workers the simulator has created yet), and whether the allotment was
+    // below P (the shim's hooks timing) at any step of it
+    std::int64_t cyc_usage = 0, cyc_busy = 0, cyc_steps = 0, cyc_allowed = 0;
+    bool cyc_throttled = false;
+    // Confined, the timed measure is the hooks' wall-clock intervals: cyc_wall = worker-steps
+    // inside a task, run or not (time-sliced out on the job's shared CPUs still counts), and
+    // cyc_workers = workers inside a task at some step of the cycle (the shim's "threads that
+    // did any work", before the cap at the allotment).
+    std::int64_t cyc_wall = 0;
+    int cyc_workers = 0;
+    // lending while quiet (Config::lend)
+    std::int64_t quiet_steps = 0;   // consecutive quiet steps
+    int steals_found = 0;           // steals that found work during the current step
+    bool lent = false;
+    int desire_lent = 1;            // the desire published before lending, asked back on reclaim
     // lifetime
     std::int64_t sum_allot = 0, sum_usage = 0, life_steps = 0;
     std::int64_t allprocs = -1;
     int cycles = 0, cycles_to_P = -1;
+    int window = 0;  // measurement windows begun (estimates and reclaims): Worker::busy_cycle
     std::int64_t next_wake = 0;
 
     int awake() const { return static_cast<int>(lists[0].size()); }
@@ -326,6 +343,13 @@ private:
     void start_job(Job& j, std::int64_t t);
     void finish_job(Job& j, std::int64_t t);
     void estimate(Job& j, std::int64_t t);
+    bool use_clocks(const Job& j) const;
+    void publish_desire(Job& j, int d);
+    void follow_quiet(Job& j, int working, std::int64_t t);
+    bool others_deprived(const Job& j) const;
+    int wake_target(const Job& j) const;
+    bool sleeps_over_allotment() const { return !cfg_.confine; }
+    void pick_confined(const Job& j);
     void apply_dp();
     template <class F> void timed_dp(F&& f);
 
@@ -405,7 +429,9 @@ void Engine::start_job(Job& j, std::int64_t t) {
         j.allot = j.desire = cfg_.static_alloc;
         static_free_ -= cfg_.static_alloc;
     } else {
-        dp_.push_back({1, 0, order_++});
+        j.desire = cfg_.join_desire == Config::Join::AtP ? cfg_.P : 1;
+        if (j.spec.limit > 0) j.desire = std::min(j.desire, j.spec.limit);
+        dp_.push_back({j.desire, 0, order_++});
         dp_owner_.push_back(&j);
         std::size_t idx = dp_.size() - 1;
         timed_dp([&] { apshim::gat::dp_grow(dp_, cfg_.P, idx); });
@@ -430,19 +456,50 @@ void Engine::finish_job(Job& j, std::int64_t t) {
     }
 }
 
+bool Engine::use_clocks(const Job& j) const {
+    switch (cfg_.measure) {
+        case Config::Measure::Timed: return false;
+        case Config::Measure::Clocks: return true;
+        case Config::Measure::Automatic: return !j.cyc_throttled;
+    }
+    return false;
+}
+
 void Engine::estimate(Job& j, std::int64_t t) {
     ++j.cycles;
     EstimatorInput in;
-    in.usage = std::max<int>(1, static_cast<int>(std::lround(static_cast<double>(j.cyc_usage) / static_cast<double>(j.cyc_steps))));
-    in.inefficiency = j.cyc_usage > 0 ? 1.0 - static_cast<double>(j.cyc_busy) / static_cast<double>(j.cyc_usage) : 0.0;
-    in.busy_procs = static_cast<double>(j.cyc_busy) / static_cast<double>(j.cyc_steps);
+    // timed: busy = dag work, over the processor-steps used. clocks: busy = the processor-steps
+    // the threads held, over those they were allowed (the shim's r = 1 - CPU time / (usage x dt)),
+    // so spinning reads as busy and a blocked or sleeping thread as idle.
+    bool clocks = use_clocks(j);
+    double steps = static_cast<double>(j.cyc_steps);
+    double busy = static_cast<double>(clocks ? j.cyc_usage : j.cyc_busy);
+    double denom = static_cast<double>(clocks ? j.cyc_allowed : j.cyc_usage);
+    in.usage = std::max<int>(1, static_cast<int>(std::lround(denom / steps)));
+    if (!clocks && cfg_.confine) {
+        // The shim's timed cycle (controller.cpp, slot_sampler.hpp): busy = the hooks' wall-clock
+        // task intervals, usage p = min(threads that worked, allotment) >= 1, r = 1 - busy/(p dt)
+        // clamped to [0, 1]. Its P threads share allot CPUs, so busy can exceed p dt: r = 0 and
+        // WSAP asks p/eta, as the real traces do at allotment 1 (1.5-2.0 busy processors).
+        busy = static_cast<double>(j.cyc_wall);
+        in.usage = std::max(1, std::min(j.cyc_workers, std::max(1, j.allot)));
+        denom = static_cast<double>(in.usage) * steps;
+    }
+    in.inefficiency = denom > 0 ? std::clamp(1.0 - busy / denom, 0.0, 1.0) : 0.0;
+    in.busy_procs = busy / steps;
     in.allotment = j.allot;
     in.P = cfg_.P;
     in.eta = cfg_.eta;
     int d = j.est->next_desire(in);
     if (j.spec.limit > 0) d = std::min(d, j.spec.limit);
-    if (cfg_.trace) trace_.push_back({t, j.id, in.inefficiency, in.usage, d, j.allot});
-    j.cyc_usage = j.cyc_busy = j.cyc_steps = 0;
+    // Lent and still quiet (work would have reclaimed at once): the cycle keeps publishing 1 and
+    // the desire asked back stays the one lent.
+    if (j.lent) d = 1;
+    if (cfg_.trace) trace_.push_back({t, j.id, in.inefficiency, in.usage, d, j.allot, clocks, TraceRow::Event::Estimate});
+    j.cyc_usage = j.cyc_busy = j.cyc_steps = j.cyc_allowed = j.cyc_wall = 0;
+    j.cyc_workers = 0;
+    j.cyc_throttled = false;
+    ++j.window;
     if (cfg_.est_cost > 0 && !j.lists[0].empty()) {
         // The estimate's own cost: est_cost steps of one random awake worker, capped at half a
         // cycle (a background thread time-sharing with a worker) so that a tiny est_cycle slows
@@ -456,6 +513,11 @@ void Engine::estimate(Job& j, std::int64_t t) {
         w.stall = std::min(w.stall + add, std::max(1, cfg_.est_cycle / 2));
     }
     if (cfg_.static_alloc > 0) return;
+    publish_desire(j, d);
+}
+
+// The job's new desire into the table: DP recomputes every allotment (the real dp calls).
+void Engine::publish_desire(Job& j, int d) {
     int old = j.desire;
     j.desire = d;
     if (d == old) return;
@@ -465,6 +527,58 @@ void Engine::estimate(Job& j, std::int64_t t) {
             timed_dp([&] { apshim::gat::dp_desire_changed(dp_, cfg_.P, i, old); });
             break;
         }
+}
+
+// Table::others_want_more: some other job holds less than it desires.
+bool Engine::others_deprived(const Job& j) const {
+    for (const Job* o : running_)
+        if (o != &j && !o->done && o->allot < o->desire) return true;
+    return false;
+}
+
+// Lending while quiet (shim/controller.cpp lend/reclaim). `working`: workers that executed dag
+// work this step. Quiet: at most one of them, no steal found work, nothing stealable (the
+// analogue of every thread outside a parallel construct). Work again asks back the desire lent
+// and restarts the measurement window (so the next estimate sees the job at work).
+void Engine::follow_quiet(Job& j, int working, std::int64_t t) {
+    bool quiet = working <= 1 && j.steals_found == 0 && !j.stealable();
+    j.steals_found = 0;
+    if (!quiet) {
+        j.quiet_steps = 0;
+        if (!j.lent) return;
+        j.lent = false;
+        publish_desire(j, j.desire_lent);
+        j.cyc_usage = j.cyc_busy = j.cyc_steps = j.cyc_allowed = j.cyc_wall = 0;
+        j.cyc_workers = 0;
+        j.cyc_throttled = false;
+        ++j.window;  // no worker has worked in the new window yet
+        if (cfg_.trace) trace_.push_back({t, j.id, 0.0, 0, j.desire, j.allot, false, TraceRow::Event::Reclaim});
+        return;
+    }
+    if (++j.quiet_steps < cfg_.lend || j.lent || j.allot <= 1 || !others_deprived(j)) return;
+    j.lent = true;
+    j.desire_lent = j.desire;
+    publish_desire(j, 1);
+    if (cfg_.trace) trace_.push_back({t, j.id, 0.0, 0, j.desire, j.allot, false, TraceRow::Event::Lend});
+}
+
+// How many workers a job keeps awake: its allotment (Sen: the rest sleep at safe points), or,
+// confined, every worker of its runtime (P: the shim stops no thread, it narrows their CPUs).
+int Engine::wake_target(const Job& j) const {
+    return cfg_.confine && cfg_.static_alloc == 0 ? cfg_.P : j.allot;
+}
+
+// Confinement: the job's awake workers share allot processors. snapshot_ (its awake workers)
+// is shuffled so that its first min(allot, awake) entries are a uniformly random choice: each
+// worker runs with probability min(1, allot / awake), and never more than allot run at once.
+void Engine::pick_confined(const Job& j) {
+    std::size_t n = snapshot_.size(), k = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(1, j.allot)));
+    if (k >= n) return;
+    for (std::size_t i = 0; i < k; ++i) {
+        std::uniform_int_distribution<std::size_t> pick(i, n - 1);
+        std::swap(snapshot_[i], snapshot_[pick(rng_)]);
+    }
+    snapshot_.resize(k);
 }
 
 void Engine::steal(Job& j, int wid) {
@@ -479,6 +593,7 @@ void Engine::steal(Job& j, int wid) {
     Worker& v = j.workers[static_cast<std::size_t>(victim)];
     if (v.list == ListId::SleepWork) {
         // Wake the victim, sleep ourselves: usage unchanged.
+        ++j.steals_found;
         list_move(j, victim, ListId::Active);
         put_to_sleep(j, wid);
         return;
@@ -487,6 +602,7 @@ void Engine::steal(Job& j, int wid) {
         Worker& me = j.workers[static_cast<std::size_t>(wid)];
         me.valve = false;
         me.cur = v.dq[v.head++];
+        ++j.steals_found;
         if (v.head == v.dq.size()) { v.dq.clear(); v.head = 0; }
     }
 }
@@ -501,7 +617,7 @@ bool Engine::step_worker(Job& j, int wid) {
         }
         if (w->steal_left == 0) {
             // Before each steal attempt: sleep if the job uses more than its allotment.
-            if (j.awake() > j.allot && !w->valve) { put_to_sleep(j, wid); return false; }
+            if (sleeps_over_allotment() && j.awake() > j.allot && !w->valve) { put_to_sleep(j, wid); return false; }
             w->steal_left = cfg_.steal_cost;
         }
         if (--w->steal_left == 0) steal(j, wid);
@@ -517,7 +633,7 @@ bool Engine::step_worker(Job& j, int wid) {
             return true;
         }
         // A task boundary: the only place a working processor honours a sleep signal.
-        if (!cfg_.outermost_only && j.awake() > j.allot) { put_to_sleep(j, wid); return false; }
+        if (sleeps_over_allotment() && !cfg_.outermost_only && j.awake() > j.allot) { put_to_sleep(j, wid); return false; }
         switch (advance(*f, child)) {
             case Act::Work: break;
             case Act::Spawn: {
@@ -589,32 +705,51 @@ Result Engine::run() {
                     if (t - w.slept_at >= cfg_.park_valve) { w.valve = true; list_move(*j, wid, ListId::Active); }
                     else ++i;
                 }
-            while (j->awake() < j->allot && (cfg_.wake_cost == 0 || t >= j->next_wake)) {
+            while (j->awake() < wake_target(*j) && (cfg_.wake_cost == 0 || t >= j->next_wake)) {
                 if (!j->lists[1].empty()) list_move(*j, j->lists[1].back(), ListId::Active);
                 else if (cfg_.idle_block > 0 && !j->stealable()) break;  // idle workers stay blocked
                 else if (!j->lists[2].empty()) list_move(*j, j->lists[2].back(), ListId::Active);
                 else new_worker(*j, ListId::Active);
                 if (cfg_.wake_cost > 0) j->next_wake = t + cfg_.wake_cost;
             }
-            total_awake += j->awake();
+            // Confined, a job's workers compete for its allotment's processors only.
+            total_awake += cfg_.confine ? std::min(j->awake(), std::max(1, j->allot)) : j->awake();
         }
         // Process control: more awake workers than processors share them (each runs with
-        // probability P / awake this step).
+        // probability P / awake this step). Confined jobs' CPU sets overlap only when there are
+        // more jobs than P (DP keeps each at >= 1): then this applies on top of confinement.
         double run_p = total_awake > cfg_.P ? static_cast<double>(cfg_.P) / total_awake : 1.0;
         if (total_awake > cfg_.P) ++oversub_steps;
         for (Job* j : running_) {
+            // Confined (the shim's wall-clock hooks): every awake worker inside a task at the
+            // start of the step is busy for it, whether it runs or is time-sliced out. A thief
+            // (or a worker asleep / blocked) is outside any task and counts nothing.
+            std::int64_t in_task = 0;
+            if (cfg_.confine)
+                for (int wid : j->lists[0]) {
+                    Worker& w = j->workers[static_cast<std::size_t>(wid)];
+                    if (w.cur == nullptr) continue;
+                    ++in_task;
+                    if (w.busy_cycle != j->window) { w.busy_cycle = j->window; ++j->cyc_workers; }
+                }
             snapshot_ = j->lists[0];
+            if (cfg_.confine) pick_confined(*j);
             std::int64_t usage = 0, busy = 0;
             for (int wid : snapshot_) {
                 if (j->done) break;
-                if (j->workers[static_cast<std::size_t>(wid)].list != ListId::Active) continue;
+                Worker& w = j->workers[static_cast<std::size_t>(wid)];
+                if (w.list != ListId::Active) continue;
                 if (run_p < 1.0 && coin(rng_) >= run_p) continue;
                 ++usage;
                 if (step_worker(*j, wid)) ++busy;
             }
+            j->cyc_wall += in_task;
+            if (cfg_.lend > 0 && cfg_.static_alloc == 0 && !j->done) follow_quiet(*j, static_cast<int>(busy), t);
             j->cyc_usage += usage;
             j->cyc_busy += busy;
             ++j->cyc_steps;
+            j->cyc_allowed += j->allot;
+            if (j->allot < cfg_.P) j->cyc_throttled = true;
             j->sum_allot += j->allot;
             j->sum_usage += usage;
             ++j->life_steps;

@@ -59,6 +59,27 @@ struct Config {
     // spinning (oneTBB: microseconds; libomp: KMP_BLOCKTIME 200 ms; libgomp: GOMP_SPINCOUNT).
     // Blocked workers use no processor. 0: idle workers spin for ever (Sen's model).
     std::int64_t idle_block = 0;
+    // --- The shim since 2026-11-23/24 (docs/ARCHITECTURE.md); reproduce.py sets Sen's values. ---
+    // Desire a job joins the table with: P (the shim: a lone job runs at full width at once, DP
+    // still gives a newcomer no more than its fair share) or 1 (Sen §6.2: explore upwards).
+    enum class Join : std::uint8_t { AtP, AtOne };
+    Join join_desire = Join::AtP;
+    // How a cycle's busy time is measured. timed: per-task hooks, busy = steps of dag work.
+    // clocks: the threads' CPU clocks, busy = every step a worker held a processor (work, steals,
+    // spinning), against the processor-steps of its allotment (the threads it may run); asleep,
+    // blocked or time-sliced-out workers count nothing. automatic: clocks for a cycle throughout
+    // which the allotment was >= P (the runtime's native width: the shim's hooks were untimed),
+    // timed otherwise.
+    enum class Measure : std::uint8_t { Timed, Clocks, Automatic };
+    Measure measure = Measure::Timed;
+    // The allotment enforced by confinement (sched_setaffinity onto allotment-many CPUs) instead of
+    // sleeping at safe points: a job keeps its runtime's P workers awake, and they share its
+    // allotment's processors (exactly min(allot, awake) of them run each step, chosen at random).
+    bool confine = false;
+    // >0: lending while quiet (APSHIM_LEND_MS): after this many quiet steps (at most one worker
+    // working, no steal succeeded, nothing stealable) a job holding > 1 processor publishes
+    // desire 1 at once if another job is deprived; it asks back its old desire when work appears.
+    std::int64_t lend = 0;
     bool trace = false;       // record per-estimate trace rows
     int timeline_every = 0;   // >0: record one allocation-quality row every this many steps
     std::int64_t max_steps = 200'000'000;
@@ -77,10 +98,14 @@ struct JobResult {
 };
 
 struct TraceRow {
+    enum class Event : std::uint8_t { Estimate, Lend, Reclaim };
     std::int64_t t;
     int job;
-    double r;
-    int usage, desire, allot;
+    double r;                 // the estimate's inefficiency (0 for lend / reclaim rows)
+    int usage, desire, allot; // allot: estimate rows, before DP answers the new desire; lend /
+                              // reclaim rows, after
+    bool clocks = false;      // the estimate's measure (Config::Measure)
+    Event event = Event::Estimate;
 };
 
 // Machine-wide allocation quality at one instant (averages over the steps since the last row for

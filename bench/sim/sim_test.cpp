@@ -16,6 +16,27 @@ JobSpec job(const char* w, std::int64_t at = 0) {
     j.arrival = at;
     return j;
 }
+
+// Sen's model: jobs join at desire 1 and explore upwards (the closed forms below are his).
+Config sen() {
+    Config c;
+    c.join_desire = Config::Join::AtOne;
+    return c;
+}
+
+// The trace rows of one job (optionally only one kind of event).
+std::vector<TraceRow> rows_of(const Result& r, int job_id) {
+    std::vector<TraceRow> out;
+    for (const TraceRow& t : r.trace)
+        if (t.job == job_id) out.push_back(t);
+    return out;
+}
+
+const TraceRow* first_event(const Result& r, int job_id, TraceRow::Event e) {
+    for (const TraceRow& t : r.trace)
+        if (t.job == job_id && t.event == e) return &t;
+    return nullptr;
+}
 }  // namespace
 
 TEST_CASE("work and span of the generated dags are exact", "[sim]") {
@@ -41,7 +62,7 @@ TEST_CASE("one job alone: greedy bound and ramp-up to P", "[sim]") {
     for (const char* w : {"fib:22", "loopy:64:400"})
         for (double eta : {0.5, 0.75})
             for (int P : {8, 16, 32}) {
-                Config c;
+                Config c = sen();
                 c.P = P;
                 c.est_cycle = 50;
                 c.eta = eta;
@@ -67,7 +88,7 @@ TEST_CASE("one job alone: greedy bound and ramp-up to P", "[sim]") {
 }
 
 TEST_CASE("two identical jobs under DP: P/2 each, finishing together", "[sim]") {
-    Config c;
+    Config c = sen();
     c.P = 16;
     c.est_cycle = 50;
     c.trace = true;
@@ -174,7 +195,7 @@ TEST_CASE("safe points only between outermost tasks: a recursive job keeps worke
     // whole stolen subtree (the oneTBB adapter's rule) it keeps 2 awake for long stretches.
     double excess[2];
     for (int outer = 0; outer < 2; ++outer) {
-        Config c;
+        Config c = sen();
         c.P = 2;
         c.est_cycle = 100;
         c.outermost_only = outer == 1;
@@ -187,4 +208,206 @@ TEST_CASE("safe points only between outermost tasks: a recursive job keeps worke
                 excess[0], excess[1]);
     CHECK(excess[0] < 0.02);
     CHECK(excess[1] > 0.1);
+}
+
+TEST_CASE("join at desire P: a lone job holds P at once, a newcomer gets its fair share", "[sim]") {
+    // The shim joins at P (its runtime's width); Sen joins at 1 and doubles per estimate.
+    for (Config::Join join : {Config::Join::AtP, Config::Join::AtOne}) {
+        Config c;
+        c.P = 8;
+        c.est_cycle = 200;
+        c.join_desire = join;
+        c.trace = true;
+        Result r = simulate(c, {job("fib:20*3"), job("fib:20*3", 1000)});
+        std::vector<TraceRow> first = rows_of(r, 0), second = rows_of(r, 1);
+        REQUIRE(!first.empty());
+        REQUIRE(!second.empty());
+        bool at_P = join == Config::Join::AtP;
+        INFO("join at " << (at_P ? "P" : "1"));
+        // Trace rows show the allotment held during the cycle before each estimate.
+        CHECK((first[0].allot == c.P) == at_P);
+        CHECK((r.jobs[0].allprocs < c.est_cycle) == at_P);
+        if (at_P) CHECK(second[0].allot == c.P / 2);  // DP: no more than its fair share
+        CHECK(r.dp_violations == 0);
+    }
+}
+
+TEST_CASE("clocks read spinning thieves as busy and blocked workers as idle; hooks the reverse", "[sim]") {
+    // One serial task alone at allotment P = 4: one worker works, three look for work. The first
+    // estimate's inefficiency under each measure, with the thieves spinning and then blocking.
+    auto first_r = [](Config::Measure m, std::int64_t block) {
+        Config c;
+        c.P = 4;
+        c.est_cycle = 1000;
+        c.measure = m;
+        c.idle_block = block;
+        c.trace = true;
+        Result r = simulate(c, {job("knary:1:1:1:5000")});
+        REQUIRE(!r.trace.empty());
+        return r.trace.front();
+    };
+    TraceRow spin_timed = first_r(Config::Measure::Timed, 0), spin_clocks = first_r(Config::Measure::Clocks, 0);
+    TraceRow block_timed = first_r(Config::Measure::Timed, 10), block_clocks = first_r(Config::Measure::Clocks, 10);
+    TraceRow spin_auto = first_r(Config::Measure::Automatic, 0);
+    std::printf("sim: serial task alone at P=4, first r: spinning timed %.3f clocks %.3f; blocking timed %.3f clocks %.3f\n",
+                spin_timed.r, spin_clocks.r, block_timed.r, block_clocks.r);
+    CHECK(spin_timed.r == Approx(0.75).margin(0.02));
+    CHECK(spin_clocks.r < 0.02);
+    CHECK(spin_clocks.r < spin_timed.r);
+    CHECK(block_timed.r < 0.05);
+    CHECK(block_clocks.r == Approx(0.75).margin(0.05));
+    CHECK(!spin_timed.clocks);
+    CHECK(spin_clocks.clocks);
+    CHECK(spin_auto.clocks);  // alone at allotment P the whole cycle: the hooks were untimed
+    CHECK(spin_auto.r == spin_clocks.r);
+
+    // auto: throttled (allotment 1 < P beside a co-runner) the hooks time again.
+    Config c;
+    c.P = 2;
+    c.est_cycle = 500;
+    c.measure = Config::Measure::Automatic;
+    c.trace = true;
+    Result r = simulate(c, {job("fib:18*3"), job("fib:18*3")});
+    std::vector<TraceRow> rows = rows_of(r, 0);
+    REQUIRE(rows.size() > 2);
+    CHECK(rows[0].allot == 1);
+    CHECK(!rows[0].clocks);
+}
+
+TEST_CASE("confinement: every worker stays awake and a job uses no more processors than its allotment", "[sim]") {
+    // Four fib jobs at P = 4 join at 4 and get 1 processor each. Confined, each keeps its 4
+    // workers awake (16 on 4 processors) yet runs at most 1 per step; without confinement the
+    // surplus workers sleep at their next safe point.
+    for (bool confine : {true, false}) {
+        Config c;
+        c.P = 4;
+        c.est_cycle = 100000;  // no estimate: the joining allotments throughout
+        c.confine = confine;
+        c.timeline_every = 50;
+        Result r = simulate(c, {job("fib:18*2"), job("fib:18*2"), job("fib:18*2"), job("fib:18*2")});
+        INFO("confine " << confine);
+        REQUIRE(r.timeline.size() > 4);
+        const TimelineRow& mid = r.timeline[r.timeline.size() / 2];
+        REQUIRE(mid.jobs == 4);
+        REQUIRE(mid.sum_allot == 4);
+        CHECK(mid.awake == (confine ? 16 : 4));
+        for (const JobResult& j : r.jobs) {
+            CHECK(j.work_done == j.T1);
+            if (confine) CHECK(j.avg_usage <= j.avg_allot + 1e-9);
+            CHECK(j.avg_usage > 0.95 * j.avg_allot);  // the allotment's processors are used
+        }
+        std::printf("sim: 4 fib at P=4, confine %d: awake %lld mid-run, job 0 usage %.3f allot %.3f\n", confine ? 1 : 0,
+                    static_cast<long long>(mid.awake), r.jobs[0].avg_usage, r.jobs[0].avg_allot);
+    }
+}
+
+TEST_CASE("lending while quiet: a serial phase gives its processors away at once and asks them back", "[sim]") {
+    // P = 4: a job with a serial phase (one task of S steps) then a parallel phase, beside fib
+    // wanting all 4 processors: 2 + 2 from the joins. With lending it publishes desire 1 about L
+    // steps into the serial phase, long before its first estimate, and asks back its old desire
+    // (4: its join) when the parallel phase begins; without, its desire moves only at estimates.
+    const std::int64_t L = 100, S = 20000;
+    for (std::int64_t lend : {L, std::int64_t{0}}) {
+        Config c;
+        c.P = 4;
+        c.est_cycle = 5000;
+        c.confine = true;
+        c.measure = Config::Measure::Automatic;
+        c.lend = lend;
+        c.idle_block = 10;  // idle threads block (as real ones do): the serial task keeps its CPU
+        c.trace = true;
+        Result r = simulate(c, {job("knary:1:1:1:20000+knary:8:4:0:3"), job("fib:24*2")});
+        INFO("lend " << lend);
+        REQUIRE(r.jobs[1].finish > r.jobs[0].finish);  // the co-runner wants more throughout
+        const TraceRow* lent = first_event(r, 0, TraceRow::Event::Lend);
+        const TraceRow* back = first_event(r, 0, TraceRow::Event::Reclaim);
+        std::int64_t first_desire_1 = -1;
+        for (const TraceRow& t : rows_of(r, 0))
+            if (t.desire == 1) { first_desire_1 = t.t; break; }
+        std::printf("sim: serial phase beside fib, lend %lld: desire 1 first at t=%lld, reclaim at t=%lld\n",
+                    static_cast<long long>(lend), static_cast<long long>(first_desire_1),
+                    static_cast<long long>(back ? back->t : -1));
+        CHECK(r.dp_violations == 0);
+        for (const JobResult& j : r.jobs) CHECK(j.work_done == j.T1);
+        if (lend > 0) {
+            REQUIRE(lent != nullptr);
+            REQUIRE(back != nullptr);
+            CHECK(lent->t <= L + 10);
+            CHECK(lent->allot == 1);          // DP gave its other processor to fib at once
+            CHECK(first_desire_1 == lent->t);
+            CHECK(back->t >= S);
+            CHECK(back->t <= S + 10);
+            CHECK(back->desire == c.P);       // the desire it had before lending, not 1
+            CHECK(back->allot == c.P / 2);
+            for (const TraceRow& t : rows_of(r, 0))  // its estimates while lent keep publishing 1
+                if (t.event == TraceRow::Event::Estimate && t.t > lent->t && t.t < back->t) CHECK(t.desire == 1);
+        } else {
+            CHECK(lent == nullptr);
+            CHECK(back == nullptr);
+            CHECK((first_desire_1 < 0 || first_desire_1 >= c.est_cycle));
+        }
+    }
+}
+
+TEST_CASE("no lending where it cannot help: alone, or at allotment 1", "[sim]") {
+    Config c;
+    c.P = 2;
+    c.est_cycle = 2500;
+    c.confine = true;
+    c.measure = Config::Measure::Automatic;
+    c.lend = 500;
+    c.trace = true;
+    Result alone = simulate(c, {job("knary:1:1:1:20000+knary:8:4:0:3")});
+    CHECK(first_event(alone, 0, TraceRow::Event::Lend) == nullptr);
+    // At P = 2 two jobs hold 1 processor each: nothing to lend.
+    Result pair = simulate(c, {job("knary:1:1:1:20000+knary:8:4:0:3"), job("fib:22*2")});
+    CHECK(first_event(pair, 0, TraceRow::Event::Lend) == nullptr);
+}
+
+TEST_CASE("confined timed hooks: a thread time-sliced out inside a task counts as busy", "[sim]") {
+    // P = 4, confined, the timed measure: a serial chain (one worker ever inside a task) beside
+    // three fib jobs, allotment 1 each, so its 4 workers share one processor and the one with
+    // the task runs ~1/4 of the steps. The real hooks time tasks by wall clock: that worker is
+    // busy every step, thieves none, usage p = min(threads that worked, allotment) = 1, so
+    // r = 0 and WSAP asks p/eta = 2 (counting only the steps it ran read r ~0.75 and desire 1
+    // for ever). When the fib jobs leave, DP grants the desire.
+    Config c;
+    c.P = 4;
+    c.est_cycle = 100;
+    c.eta = 0.5;
+    c.confine = true;
+    c.measure = Config::Measure::Timed;
+    c.trace = true;
+    Result r = simulate(c, {job("knary:7:4:4"), job("fib:16"), job("fib:16"), job("fib:16")});
+    std::int64_t others_gone = 0;
+    for (int i = 1; i < 4; ++i) others_gone = std::max(others_gone, r.jobs[static_cast<std::size_t>(i)].finish);
+    REQUIRE(r.jobs[0].finish > others_gone + 10 * c.est_cycle);
+    int shared = 0, max_allot_after = 0;
+    double max_r = 0;
+    for (const TraceRow& t : rows_of(r, 0)) {
+        if (t.t < others_gone - c.est_cycle) {  // all four jobs running the whole cycle
+            ++shared;
+            CHECK(t.allot == 1);
+            CHECK(t.usage == 1);
+            CHECK(t.desire == 2);
+            max_r = std::max(max_r, t.r);
+        } else if (t.t > others_gone) {
+            max_allot_after = std::max(max_allot_after, t.allot);
+        }
+    }
+    std::printf("sim: serial chain confined at allotment 1 (P=4, timed): %d estimates, max r %.3f; allotment after the others left %d\n",
+                shared, max_r, max_allot_after);
+    CHECK(shared >= 40);
+    CHECK(max_r < 0.05);
+    CHECK(max_allot_after >= 2);
+    CHECK(r.jobs[0].work_done == r.jobs[0].T1);
+
+    // The clocks measure is unchanged: a descheduled thread's CPU clock does not advance, and the
+    // spinning thieves' held steps fill the one processor (r ~0 there too, for that reason).
+    c.measure = Config::Measure::Clocks;
+    Result rc = simulate(c, {job("knary:7:4:4"), job("fib:16"), job("fib:16"), job("fib:16")});
+    std::vector<TraceRow> rows = rows_of(rc, 0);
+    REQUIRE(!rows.empty());
+    CHECK(rows.front().clocks);
+    CHECK(rows.front().usage == 1);
 }
