@@ -22,11 +22,11 @@ idle machine.
 --lend (APSHIM_LEND_MS, shim/controller.cpp): in a table of P = 4 beside a stand-in co-runner
 wanting all 4 (so the job holds 2 and the co-runner wants more), tests/omp/omp_rounds_gcc runs
 rounds of a parallel loop, each followed by a serial phase of 100 ms of wall time; its stderr
-line after each loop marks the serial phase's start (read at once through a pipe), and
+line after each loop gives the serial phase's start (the program's CLOCK_MONOTONIC), and
 bench/gat_watch reports each change of the job's row (polled every 0.2 ms). Per round:
   quiet_ms  serial phase start -> the job's desire reads 1 (lending, or WSAP's cycles without it);
   back_ms   serial phase end (its start + 100 ms; the program spins on the wall clock) -> the
-            job's desire reads P again.
+            job's desire reads P again (after it read 1). Both include gat_watch's 0.2 ms poll.
 Each repetition runs the job with APSHIM_LEND_MS=1 and with 0 (the cycles alone), interleaved.
 On 2 cores P = 4 is virtual: this times the table, not CPU masks. Writes DIR/lend.csv.
 """
@@ -90,9 +90,9 @@ def lend_run(build, env, lend_ms):
     watch = subprocess.Popen([os.path.join(build, "bench", "gat_watch"), str(job.pid), "60"], env=env,
                              stdout=subprocess.PIPE, text=True)
     marks = []
-    for line in job.stderr:  # "round k threads n" right after each loop
+    for line in job.stderr:  # "round k threads n at T" right after each loop, T: CLOCK_MONOTONIC
         if line.startswith("round "):
-            marks.append(time.monotonic())
+            marks.append(float(line.split()[-1]))
     job.wait()
     rows = [tuple(float(x) for x in line.split(",")) for line in watch.communicate(timeout=70)[0].splitlines()[1:]]
     return marks, rows
@@ -114,10 +114,14 @@ def lend_main(args, build):
         for rep in range(args.reps):
             for lend_ms in (1, 0):
                 marks, rows = lend_run(build, env, lend_ms)
-                for k, m in enumerate(marks[:-1]):  # the last serial phase ends with the job
+                # The last serial phase ends with the job. Round 0 is left out: with APSHIM_P above
+                # the CPUs the hooks are timed from the start, and a worker already inside the first
+                # region's loop when timing starts is not measured until that region ends, so the
+                # job enters its first serial phase at desire 2 (what one busy thread asks), not P.
+                for k, m in list(enumerate(marks[:-1]))[1:]:
                     end = m + SERIAL_MS / 1000
                     q = first(rows, m, lambda d: d == 1)
-                    b = first(rows, end, lambda d: d == LEND_P)
+                    b = first(rows, q if q is not None else m, lambda d: d == LEND_P)
                     out.append({"rep": rep, "lend_ms": lend_ms, "round": k,
                                 "quiet_ms": None if q is None or q > end else round((q - m) * 1000, 2),
                                 "back_ms": None if b is None else round((b - end) * 1000, 2)})

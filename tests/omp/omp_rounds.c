@@ -3,7 +3,8 @@
  * microseconds of busy work, optionally followed by SERIAL_MS of serial work. Nothing in it
  * knows about the shim.
  *   omp_rounds ROUNDS ITEMS ITEM_US [SERIAL_MS]
- * stdout: "omp_rounds ... checksum=<c> time_s=<t>"; stderr: "round <k> threads <team size>". */
+ * stdout: "omp_rounds ... checksum=<c> time_s=<t>"; stderr: "round <k> threads <team size> at <CLOCK_MONOTONIC s>" after each round's loop (the
+ * time: when its serial phase starts, for bench/scripts/reaction.py --lend). */
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
             for (int i = 0; i < items; ++i) out[i] = spin_us((uint64_t)r * items + i, us);
         }
         for (int i = 0; i < items; ++i) checksum = checksum * 31 + out[i];
-        fprintf(stderr, "round %d threads %d\n", r, team);
+        fprintf(stderr, "round %d threads %d at %.6f\n", r, team, now());
         if (serial > 0) spin_us(0, serial * 1000);
     }
     printf("omp_rounds %d %d %d checksum=%llu time_s=%.3f\n", rounds, items, us, checksum, now() - t0);
