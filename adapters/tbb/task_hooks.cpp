@@ -104,13 +104,15 @@ void maybe_park(const ThreadCounters* self) noexcept {
 }
 
 // Untimed, the hooks keep only the nesting counts (which parking's "outermost task" needs the
-// moment timing comes back) and close an interval the timed hooks left open, so that parking's
-// rules never read a stale one.
+// moment timing comes back) and the count of tasks begun (the stall valve's "a task began",
+// tbb_adapter.cpp: a thread's CPU clock cannot tell a task from a spin), and close an interval
+// the timed hooks left open, so that parking's rules never read a stale one.
 void task_begin() noexcept {
     if (!host().enabled()) return;
     ThreadState& t = me();
     if (t.depth == 0 && t.counters) t.counters->in_task.store(1, std::memory_order_relaxed);
     bool outermost = t.depth++ == 0 && t.wait_depth == 0;
+    count_event(t.counters);
     if (!timing()) {
         if (t.busy) [[unlikely]] end_busy(t, now_ticks());
         return;
@@ -121,7 +123,6 @@ void task_begin() noexcept {
         t.worker_outermost = true;
         state().executing_workers.fetch_add(1, std::memory_order_relaxed);
     }
-    count_event(t.counters);
     begin_busy(t, now);
 }
 

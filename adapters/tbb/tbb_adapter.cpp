@@ -30,7 +30,11 @@ public:
         bool timing = s.timing.load();
         Sample out = sampler_.sample(s.slots, s.limit.load(), timed_throughout_ && timing);
         timed_throughout_ = timing;
-        tasks_began_ = out.used;  // for the stall valve (stalled()), run after it in every cycle
+        // For the stall valve (stalled()), run after it in every cycle: the hooks count every
+        // task begun, timed or not (a CPU clock would read a thread spinning in a task as work).
+        std::uint64_t events = s.slots.total_events();
+        tasks_began_ = events != last_events_;
+        last_events_ = events;
         return out;
     }
 
@@ -55,9 +59,13 @@ public:
         }
         bool stuck = stalled(s);
         if (stuck) n = tbb_default_concurrency();  // no cap while it looks stuck behind it
-        // Timed hooks while fewer threads than TBB's own may work (busy.hpp); on before the cap
-        // comes down, off after it went up, so parking never reads untimed slots.
-        bool timed = n < tbb_default_concurrency() || cpu_clocks_fall_short();
+        // Timed hooks while fewer threads than TBB's own may work and parking may need their
+        // intervals (busy.hpp); on before the cap comes down, off after it went up, so parking
+        // never reads untimed slots. Confined, nobody parks (Host::parking_wanted), and the CPU
+        // clocks measure the job on its allotment's CPUs: a thread switched out mid-task reads
+        // idle rather than busy, and p is the allotment, so a job with work for all of them
+        // still reads inefficiency near 0 and a serial one near 1, without a timestamp per task.
+        bool timed = (n < tbb_default_concurrency() && host().parking_wanted()) || cpu_clocks_fall_short();
         if (timed) s.timing.store(true);
         // oneTBB 2021.11+ asks the shim for its arenas' workers (tcm_server.hpp): the main thread
         // is one of the allotment's threads, workers the rest.
@@ -135,6 +143,7 @@ public:
         if (void* c = state().retired.exchange(nullptr)) forked_controls_[forks_++ % kForkedControls] = c;
         control_value_ = 0;
         sampler_.reset();
+        last_events_ = 0;
         last_progress_ns_ = 0;
         tasks_began_ = stall_lifted_ = timed_throughout_ = false;
         tcm::after_fork_child();
@@ -194,7 +203,7 @@ private:
     // The hooks timed every task since the previous sample, so their intervals measure the cycle;
     // otherwise the CPU clocks do (SlotSampler), which are read in every cycle.
     bool timed_throughout_ = false;
-    std::uint64_t last_progress_ns_ = 0;
+    std::uint64_t last_progress_ns_ = 0, last_events_ = 0;
 };
 
 TbbAdapter g_adapter;
