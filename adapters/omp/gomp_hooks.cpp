@@ -43,6 +43,7 @@ void park_here() noexcept {
     auto thread_num = gomp.thread_num.get();
     auto get_level = gomp.level.get();
     if (thread_num && get_level) park_if_surplus(g_gomp_state, t_state, thread_num(), get_level());
+    resume_timing(g_gomp_state, t_state);
 }
 
 struct Region {

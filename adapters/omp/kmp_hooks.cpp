@@ -220,6 +220,7 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_flush(ident_t* loc
         auto get_level = kmp.level.get();                                                                     \
         bool on = apshim::host().enabled() && thread_num && get_level;                                       \
         if (on && t_doacross == 0) park_if_surplus(g_kmp_state, kmp_thread_state(), thread_num(), get_level()); \
+        if (on) resume_timing(g_kmp_state, kmp_thread_state());                                               \
         int more = fn(loc, gtid, p_last, p_lb, p_ub, p_st);                                                   \
         if (on && !more) loop_exhausted(g_kmp_state);                                                         \
         return more;                                                                                          \

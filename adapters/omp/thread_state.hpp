@@ -81,6 +81,18 @@ APSHIM_HOT inline void account(State& s, ThreadState& t, bool was_busy) noexcept
     }
 }
 
+// At a hook that changes no frame (a chunk fetch): a thread that was already busy when timing
+// came on (a co-runner arrived mid-region) has no open interval until its next frame change,
+// and one long region of dynamic loops would leave it unmeasured for the rest of the region
+// (its busy time read as none). Timed, open it here.
+APSHIM_HOT inline void resume_timing(State& s, ThreadState& t) noexcept {
+    if (!t.counters || !s.timing.load(std::memory_order_relaxed)) return;
+    if (t.counters->busy_since.load(std::memory_order_relaxed) == 0 && is_busy(t)) [[unlikely]] {
+        count_event(t.counters);
+        begin_busy(t.counters, now_ticks());
+    }
+}
+
 // An external thread's time inside the runtime (frames on its stack at all): its busy time in
 // untimed cycles. One timestamp per outermost entry, so per region, not per task.
 APSHIM_HOT inline void account_outer(ThreadState& t, int old_depth) noexcept {

@@ -119,6 +119,24 @@ measured_as("throttled", rows, below)
 working = [r for r in rows[2:] if r["busy"] > 0.5]
 check.expect(working and all(r["desire"] == 2 for r in working),
              f"throttled: cycles with its CPU at work ask for 2 ({sorted(set(r['desire'] for r in working))} over {len(working)})")
+if not tbb:
+    # A co-runner arriving mid-region: the threads were inside the loop, untimed, when the hooks
+    # came on; each chunk fetch opens their interval again, so the timed cycles count both
+    # threads inside the loop (wall-clock timing: switched out on the shared CPU included).
+    # Before that fix they read no work at all: desire 1, and alone again it stayed at 1.
+    env = shim.env(P=P, gat=shim.path("mid.gat"), est_cycle_ms=20)
+    trace = shim.path("mid.csv")
+    job = shim.spawn([prog, "1", "3000", "1000", "0"], dict(env, APSHIM_TRACE=trace))
+    time.sleep(0.4)
+    with CoRunner(shim, env, P):
+        time.sleep(0.6)
+    out, err = job.communicate(timeout=120)
+    check.expect(job.returncode == 0 and "checksum=" in out, f"mid-region co-runner: the job finishes ({err.strip()[-200:]})")
+    rows = read_trace(trace)
+    timed = [r["busy"] for prev, r in zip(rows, rows[1:]) if r["measure"] == "timed" and prev["measure"] == "timed"]
+    check.expect(len(timed) >= 5 and median(timed) > 0.8 * P,
+                 f"mid-region co-runner: the timed cycles count the threads already in the loop "
+                 f"(median busy {median(timed):.2f} over {len(timed)} cycles)")
 if tbb:
     rows = throttled_run("throttled-unconfined", APSHIM_CONFINE=0)
     measured_as("throttled, not confined (parking needs the intervals)", rows, "timed")
