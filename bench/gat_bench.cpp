@@ -17,15 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "adapters/common/clock.hpp"
 #include "gat/table.hpp"
 
 namespace {
 
-double now_s() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+// CLOCK_MONOTONIC seconds (the clock Python's time.monotonic() reads).
+double now_s() { return static_cast<double>(apshim::now_ns()) / 1e9; }
 
 }  // namespace
 

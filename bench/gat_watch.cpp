@@ -11,17 +11,15 @@
 #include <cstdlib>
 #include <string>
 
+#include "adapters/common/clock.hpp"
 #include "gat/table.hpp"
 #include "shim/options.hpp"
 
 extern char** environ;
 
 namespace {
-double now_s() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+// CLOCK_MONOTONIC seconds (the clock Python's time.monotonic() reads).
+double now_s() { return static_cast<double>(apshim::now_ns()) / 1e9; }
 }  // namespace
 
 int main(int argc, char** argv) {
