@@ -243,18 +243,14 @@ APSHIM_GOMP_WAIT(void, GOMP_taskwait_depend, (void** depend), (depend))
 APSHIM_GOMP_WAIT(void, GOMP_taskgroup_end, (), ())
 
 namespace {
-NextFn<void (*)(Fn, void*, void (*)(void*, void*), long, long, bool, unsigned, void**, int, void*)> next_GOMP_task{
-    "GOMP_task"};
+using TaskFn = void (*)(Fn, void*, void (*)(void*, void*), long, long, bool, unsigned, void**, int, void*);
+NextFn<TaskFn> next_GOMP_task{"GOMP_task"};
 APSHIM_RESOLVE_AT_LOAD(next_GOMP_task)
-}
-APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
-                             long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
-                             void* detach) {
-    auto real_fn = apshim::must_exist(next_GOMP_task.get(), "GOMP_task");
-    if (apshim::host().enabled()) made_task(g_gomp_state, t_state);
-    if (!on() || (flags & kTaskFlagDetach) || arg_size < 0 || arg_size > kMaxWrappedTaskData || arg_align < 1 ||
-        (arg_align & (arg_align - 1)) != 0)
-        return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+
+// Timed: the task goes to libgomp wrapped (run_task pushes its frame).
+__attribute__((noinline)) void wrapped_task(TaskFn real_fn, void (*fn)(void*), void* data, void (*cpyfn)(void*, void*),
+                                            long arg_size, long arg_align, bool if_clause, unsigned flags,
+                                            void** depend, int priority, void* detach) {
     long align = arg_align > static_cast<long>(alignof(TaskHeader)) ? arg_align : alignof(TaskHeader);
     long offset = (static_cast<long>(sizeof(TaskHeader)) + align - 1) & ~(align - 1);
     long size = offset + arg_size;
@@ -271,6 +267,44 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
                    (flags & ~kTaskFlagsInlinable) == 0 && depend == nullptr && in_explicit_task(t_state);
     real_fn(&run_task, block, cpyfn ? &copy_task : nullptr, size, align, if_clause && !at_once, flags, depend,
             priority, detach);
+}
+}  // namespace
+
+namespace {
+// Everything but the common case below.
+__attribute__((noinline)) void task_slow(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+                                         long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
+                                         void* detach) {
+    auto real_fn = apshim::must_exist(next_GOMP_task.get(), "GOMP_task");
+    if (apshim::host().enabled()) made_task(g_gomp_state, t_state);
+    if (!g_gomp_state.timing.load(std::memory_order_relaxed) || !on() || (flags & kTaskFlagDetach) || arg_size < 0 ||
+        arg_size > kMaxWrappedTaskData || arg_align < 1 || (arg_align & (arg_align - 1)) != 0)
+        return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+    wrapped_task(real_fn, fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+}
+
+// The thread already told its teammates that it makes tasks in this region (made_task).
+bool made_tasks_noted(const ThreadState& t) noexcept {
+    return t.counters && t.generation == g_gomp_state.fork_generation.load(std::memory_order_relaxed) &&
+           t.counters->made_tasks.load(std::memory_order_relaxed) != 0;
+}
+}  // namespace
+
+// Untimed (the job runs no more threads than its allotment: busy.hpp) nothing reads a task's
+// frame, so the task goes to libgomp as the program made it: no trampoline, no copy, no frame,
+// and in the common case (its thread made a task in this region before) a plain tail call with
+// nothing to save (tests/cost: 393 added instructions a task before, about 100 now). A task made
+// now and run after timing came back has no frame: its time reads as that of the frame below it
+// until its next taskwait or its end, and tasks it makes are not run at once; both cost only
+// accuracy, for that one task.
+APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+                             long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
+                             void* detach) {
+    auto real_fn = next_GOMP_task.get();
+    if (real_fn && !g_gomp_state.timing.load(std::memory_order_relaxed) &&
+        (!apshim::host().enabled() || made_tasks_noted(t_state))) [[likely]]
+        return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+    task_slow(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
 }
 
 // Dynamic and guided chunk fetches: park before, note the loop's end after.

@@ -207,11 +207,10 @@ private:
 };
 
 TbbAdapter g_adapter;
-State g_state;
 
 }  // namespace
 
-State& state() noexcept { return g_state; }
+State g_state;
 Adapter& adapter() noexcept { return g_adapter; }
 std::span<Adapter* const> adapters() noexcept {
     static Adapter* const all[] = {&g_adapter};

@@ -46,7 +46,9 @@ struct State {
     std::atomic<int> finalizing{0};
 };
 
-State& state() noexcept;
+// Defined in tbb_adapter.cpp; inline because every task's hooks reach it.
+extern State g_state;
+inline State& state() noexcept { return g_state; }
 Adapter& adapter() noexcept;
 // Every oneTBB adapter of the process (one), used or not.
 std::span<Adapter* const> adapters() noexcept;
