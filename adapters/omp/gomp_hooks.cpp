@@ -293,7 +293,7 @@ bool made_tasks_noted(const ThreadState& t) noexcept {
 // Untimed (the job runs no more threads than its allotment: busy.hpp) nothing reads a task's
 // frame, so the task goes to libgomp as the program made it: no trampoline, no copy, no frame,
 // and in the common case (its thread made a task in this region before) a plain tail call with
-// nothing to save (tests/cost: 393 added instructions a task before, about 100 now). A task made
+// nothing to save (tests/cost: 393 added instructions a task before, 123 now). A task made
 // now and run after timing came back has no frame: its time reads as that of the frame below it
 // until its next taskwait or its end, and tasks it makes are not run at once; both cost only
 // accuracy, for that one task.

@@ -62,10 +62,12 @@ APSHIM_HOT inline void attach(State& s, ThreadState& t) noexcept {
 }
 
 // Untimed (busy.hpp), the frames are kept but not timed; an interval the timed hooks left open
-// is closed, so that parking's rules never read a stale one.
-APSHIM_HOT inline void account(State& s, ThreadState& t, bool was_busy) noexcept {
+// is closed, so that parking's rules never read a stale one. `timed` is s.timing, read once by
+// the caller before the frame changed (untimed, `was_busy` is not computed: every task's hooks
+// pass here).
+APSHIM_HOT inline void account(ThreadState& t, bool timed, bool was_busy) noexcept {
     if (!t.counters) return;
-    if (!s.timing.load(std::memory_order_relaxed)) {
+    if (!timed) {
         if (t.counters->busy_since.load(std::memory_order_relaxed)) [[unlikely]]
             end_busy(t.counters, now_ticks());
         return;
@@ -107,7 +109,8 @@ APSHIM_HOT inline void account_outer(ThreadState& t, int old_depth) noexcept {
 APSHIM_HOT inline void push_frame(State& s, ThreadState& t, bool wait, const void* tag = nullptr,
                                   bool task = false) noexcept {
     attach(s, t);
-    bool was = is_busy(t);
+    bool timed = s.timing.load(std::memory_order_relaxed);
+    bool was = timed && is_busy(t);
     int i = t.depth++;
     if (i < ThreadState::kTracked) {
         std::uint64_t bit = std::uint64_t{1} << (i % 64);
@@ -115,16 +118,17 @@ APSHIM_HOT inline void push_frame(State& s, ThreadState& t, bool wait, const voi
         t.task_bits[i / 64] = task ? (t.task_bits[i / 64] | bit) : (t.task_bits[i / 64] & ~bit);
         t.tags[i] = tag;
     }
-    account(s, t, was);
+    account(t, timed, was);
     account_outer(t, i);
 }
 
 APSHIM_HOT inline void pop_frame(State& s, ThreadState& t) noexcept {
     attach(s, t);
     if (t.depth == 0) return;  // an end without its begin (tool attached mid-region, or fork)
-    bool was = is_busy(t);
+    bool timed = s.timing.load(std::memory_order_relaxed);
+    bool was = timed && is_busy(t);
     --t.depth;
-    account(s, t, was);
+    account(t, timed, was);
     account_outer(t, t.depth + 1);
 }
 
