@@ -59,6 +59,20 @@ __attribute__((constructor(110))) void omp_setup() {
     bool user_wait = host().env_chosen_by_user("OMP_WAIT_POLICY");
     if (!user_wait)
         for (const SpinDefault& d : kSpinDefaults) host().env_default(d.name, d.value);
+    // libomp in its default "throughput" mode calls sched_yield after every task it runs from a
+    // barrier or taskwait. Two threads of a team confined to one CPU then hand the CPU to each
+    // other after every task: BOTS sort (untied tasks, which the shim cannot run at once) at
+    // allotment 1 made 131 000 context switches and took 1.22-1.31 s against 0.84-1.01 s with one
+    // thread. "turnaround" drops that yield only (it is the `__kmp_library == library_throughput`
+    // condition of that one KMP_YIELD); KMP_USE_YIELD=1 keeps libomp's default yielding in its spin
+    // loops, which turnaround would otherwise limit to oversubscription as libomp sees it (it does
+    // not see confinement). Measured at allotment 1: sort 0.99-1.04 s and 271 switches; NPB SP.W and
+    // LU.W (barriers, no tasks) unchanged. The two go together or not at all: KMP_LIBRARY is
+    // OMP_WAIT_POLICY's rival in libomp, and a user who chose either chose libomp's waiting.
+    if (!user_wait && !host().env_chosen_by_user("KMP_LIBRARY") && !host().env_chosen_by_user("KMP_USE_YIELD")) {
+        host().env_default("KMP_LIBRARY", "turnaround");
+        host().env_default("KMP_USE_YIELD", "1");
+    }
     // Spinning the user asked for would read as work on the threads' CPU clocks: keep timing.
     const char* policy = std::getenv("OMP_WAIT_POLICY");
     bool user_spins = (user_wait && !(policy && strcasecmp(policy, "passive") == 0)) ||

@@ -4,6 +4,8 @@
  *                                     with a task per call above CUTOFF
  *   omp_work fibbar N CUTOFF [REPS]   the same, thread 0 instead of a single, then an explicit
  *                                     barrier
+ *   omp_work fibu N CUTOFF [REPS]     untied tasks, as BOTS makes them: parallel + single nowait +
+ *                                     an untied root task, every task untied
  *   omp_work imbalanced ROUNDS ITEMS  ROUNDS regions, each a schedule(dynamic) loop; item i
  *                                     costs about 40*(i+1) us (a triangular, imbalanced loop)
  *   omp_work static REGIONS ITEM_US   REGIONS short regions, each a schedule(static) loop of 64
@@ -53,23 +55,51 @@ static long fib(int n, int cutoff) {
     return a + b;
 }
 
+/* fib with untied tasks (BOTS's default): clang splits an untied task at each task construct
+ * and taskwait, and libomp queues the rest of it, so teammates always find work to take. */
+static long fibu(int n, int cutoff) {
+    if (n < 2) return n;
+    if (n <= cutoff) return fib(n - 1, cutoff) + fib(n - 2, cutoff);
+    long a, b;
+#pragma omp task untied shared(a) firstprivate(n, cutoff)
+    {
+        count_task();
+        a = fibu(n - 1, cutoff);
+    }
+#pragma omp task untied shared(b) firstprivate(n, cutoff)
+    {
+        count_task();
+        b = fibu(n - 2, cutoff);
+    }
+#pragma omp taskwait
+    return a + b;
+}
+
 int main(int argc, char** argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: omp_work fib|fibbar|imbalanced|static|loopy A B [SERIAL_MS]\n");
+        fprintf(stderr, "usage: omp_work fib|fibbar|fibu|imbalanced|static|loopy A B [SERIAL_MS]\n");
         return 2;
     }
     const char* mode = argv[1];
     int a = atoi(argv[2]), b = atoi(argv[3]), serial = argc > 4 ? atoi(argv[4]) : 0;
     unsigned long long checksum = 0;
     double t0 = now();
-    if (!strcmp(mode, "fib") || !strcmp(mode, "fibbar")) {
+    if (!strcmp(mode, "fib") || !strcmp(mode, "fibbar") || !strcmp(mode, "fibu")) {
         int reps = serial > 0 ? serial : 1; /* fib's last argument is REPS, not SERIAL_MS */
-        int explicit_barrier = !strcmp(mode, "fibbar");
+        int explicit_barrier = !strcmp(mode, "fibbar"), untied = !strcmp(mode, "fibu");
         for (int r = 0; r < reps; ++r) {
             long x = 0;
             int single_thread = 0;
             memset(tasks_run, 0, sizeof tasks_run);
-            if (explicit_barrier) {
+            if (untied) {
+#pragma omp parallel
+#pragma omp single nowait
+#pragma omp task untied shared(x)
+                {
+                    report_team();
+                    x = fibu(a, b);
+                }
+            } else if (explicit_barrier) {
                 /* Thread 0 makes the tasks, everyone meets at an explicit barrier (GOMP_barrier,
                  * __kmpc_barrier): the teammates reach it at once, while thread 0 works. */
 #pragma omp parallel

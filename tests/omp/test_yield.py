@@ -1,0 +1,57 @@
+"""Untied tasks at allotment 1 do not hand the CPU back and forth (adapters/omp/omp_env.cpp), for
+one compiler's build of omp_work (fibu: BOTS's shape, every task untied). Counted, not timed: the
+involuntary context switches of the run (getrusage), against the tasks it made.
+  - throttled (a stand-in co-runner holds the rest of a table of P = 2: the job's two threads
+    share one CPU): fewer switches than a tenth of the tasks. libomp's default "throughput" mode
+    yields after every task it runs in a barrier or taskwait, and the teammate always has a piece
+    of an untied task to take (the shim cannot run those at once), so the two threads swapped
+    about once per task (BOTS sort: 131 000 switches, 1.25 s against 0.9 s with one thread);
+  - libomp only: with KMP_LIBRARY=throughput set by the user, the user's choice stands and the
+    switches come back (more than a quarter of the tasks): the count sees the difference;
+  - the native checksum in every run, and the trace shows allotment 1.
+Usage: test_yield.py BUILD OMP_WORK"""
+import resource
+import sys
+
+from apshim_test import Check, CoRunner, Shim, read_trace
+
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("omp.yield")
+libomp = prog.endswith("_clang")
+args = [prog, "fibu", "32", "10"]
+
+native = shim.run(args, shim.env(preload=False), timeout=60)
+check.expect(native.returncode == 0, f"runs natively ({native.stderr.strip()[:200]})")
+checksum = native.stdout.split()[3] if native.returncode == 0 else None
+
+
+def throttled(label, **extra):
+    """(tasks, involuntary switches) of one run at allotment 1."""
+    trace = shim.path(f"trace.{label}.csv")
+    env = shim.env(P=2, gat=shim.path(f"gat.{label}"), APSHIM_TRACE=trace, **extra)
+    for name in ("KMP_LIBRARY", "KMP_USE_YIELD", "OMP_WAIT_POLICY"):  # the user's choices: only the given
+        if name not in extra:
+            env.pop(name, None)
+    with CoRunner(shim, env, 2):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_nivcsw
+        r = shim.run(args, env, timeout=60)
+        switches = resource.getrusage(resource.RUSAGE_CHILDREN).ru_nivcsw - before
+    check.expect(r.returncode == 0 and r.stdout.split()[3] == checksum,
+                 f"{label}: the native checksum ({r.stdout.strip()} {r.stderr.strip()[-200:]})")
+    tasks = sum(int(w[4]) + int(w[6]) for w in (line.split() for line in r.stderr.splitlines())
+                if w and w[0] == "fib_tasks")
+    rows = read_trace(trace)
+    check.expect(any(row["allotment"] == 1 for row in rows), f"{label}: the job ran at allotment 1")
+    print(f"     {label}: {tasks} tasks, {switches} involuntary context switches", flush=True)
+    return tasks, switches
+
+
+tasks, switches = throttled("default")
+check.expect(tasks > 50000 and switches < tasks // 10,
+             f"throttled: {switches} switches for {tasks} tasks (< a tenth: the threads do not swap per task)")
+if libomp:
+    tasks, switches = throttled("throughput", KMP_LIBRARY="throughput")
+    check.expect(switches > tasks // 4,
+                 f"with the user's KMP_LIBRARY=throughput: {switches} switches for {tasks} tasks (> a quarter)")
+check.done()
