@@ -20,12 +20,7 @@
 #include "adapters/common/clock.hpp"
 #include "gat/table.hpp"
 
-namespace {
-
-// CLOCK_MONOTONIC seconds (the clock Python's time.monotonic() reads).
-double now_s() { return static_cast<double>(apshim::now_ns()) / 1e9; }
-
-}  // namespace
+using apshim::now_s;
 
 int main(int argc, char** argv) {
     int P = 64, batches = 21, per_batch = 2000;

@@ -17,10 +17,7 @@
 
 extern char** environ;
 
-namespace {
-// CLOCK_MONOTONIC seconds (the clock Python's time.monotonic() reads).
-double now_s() { return static_cast<double>(apshim::now_ns()) / 1e9; }
-}  // namespace
+using apshim::now_s;
 
 int main(int argc, char** argv) {
     if (argc != 3) {

@@ -20,6 +20,9 @@ inline std::uint64_t now_ns() noexcept {
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+// The same clock in seconds (the one Python's time.monotonic() reads: bench tools print it).
+inline double now_s() noexcept { return static_cast<double>(now_ns()) / 1e9; }
+
 // Cheap, monotonic per-core-synchronised ticks (constant TSC on every x86-64 this targets).
 inline std::uint64_t now_ticks() noexcept {
 #if defined(__x86_64__) || defined(__i386__)

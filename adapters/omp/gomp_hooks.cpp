@@ -268,9 +268,7 @@ __attribute__((noinline)) void wrapped_task(TaskFn real_fn, void (*fn)(void*), v
     real_fn(&run_task, block, cpyfn ? &copy_task : nullptr, size, align, if_clause && !at_once, flags, depend,
             priority, detach);
 }
-}  // namespace
 
-namespace {
 // Everything but the common case below.
 __attribute__((noinline)) void task_slow(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
                                          long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
@@ -281,12 +279,6 @@ __attribute__((noinline)) void task_slow(void (*fn)(void*), void* data, void (*c
         arg_size > kMaxWrappedTaskData || arg_align < 1 || (arg_align & (arg_align - 1)) != 0)
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
     wrapped_task(real_fn, fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
-}
-
-// The thread already told its teammates that it makes tasks in this region (made_task).
-bool made_tasks_noted(const ThreadState& t) noexcept {
-    return t.counters && t.generation == g_gomp_state.fork_generation.load(std::memory_order_relaxed) &&
-           t.counters->made_tasks.load(std::memory_order_relaxed) != 0;
 }
 }  // namespace
 
@@ -302,7 +294,7 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
                              void* detach) {
     auto real_fn = next_GOMP_task.get();
     if (real_fn && !g_gomp_state.timing.load(std::memory_order_relaxed) &&
-        (!apshim::host().enabled() || made_tasks_noted(t_state))) [[likely]]
+        (!apshim::host().enabled() || made_task_noted(g_gomp_state, t_state))) [[likely]]
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
     task_slow(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
 }

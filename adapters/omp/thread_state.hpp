@@ -180,11 +180,18 @@ inline void region_started(State& s, ThreadState& t, const void* team) noexcept 
     t.counters->engaged.store(1, std::memory_order_release);
 }
 
+// The thread, attached since the last fork, already told its teammates that it makes tasks in
+// this region (made_task below has nothing to do).
+APSHIM_HOT inline bool made_task_noted(const State& s, const ThreadState& t) noexcept {
+    return t.counters && t.generation == s.fork_generation.load(std::memory_order_relaxed) &&
+           t.counters->made_tasks.load(std::memory_order_relaxed) != 0;
+}
+
 // The thread creates a task (once per region reaches other threads: a relaxed load otherwise).
 APSHIM_HOT inline void made_task(State& s, ThreadState& t) noexcept {
+    if (made_task_noted(s, t)) return;
     attach(s, t);
-    if (t.counters && t.counters->made_tasks.load(std::memory_order_relaxed) == 0)
-        t.counters->made_tasks.store(1, std::memory_order_relaxed);
+    if (t.counters) t.counters->made_tasks.store(1, std::memory_order_relaxed);
 }
 
 // RAII for the entry points that are wholly a wait (GOMP_barrier, GOMP_taskwait...) or wholly
