@@ -35,6 +35,7 @@ struct alignas(64) ThreadCounters {
     // barriers, waits inside that share (taskwait) included: it still has its part to do.
     std::atomic<std::uint32_t> engaged{0};
     std::atomic<std::uint32_t> made_tasks{0};  // OpenMP: created a task in the current outermost region
+    std::atomic<std::uint32_t> loops{0};       // libomp: dispatched loops begun in the current outermost region
     // oneTBB: 1 while the thread is inside a task at all (waiting in it included), timed or not:
     // the stall valve's "someone sits inside a task" (tbb_adapter.cpp). Written when its task
     // nesting leaves or reaches 0 only.
@@ -126,10 +127,38 @@ bool others_busy(Slots& slots, const ThreadCounters* self) noexcept {
     return false;
 }
 
+// CPU time (ns) the live owners of the other slots have used so far, from their CPU clocks: two
+// reads some time apart tell how many processors they really used in between. A thread that
+// waits in user code by sleeping (nanosleep, a condition variable) reads busy on the intervals
+// above but uses no CPU here. A clock that cannot be read (its thread just ended) counts 0.
+template <class Slots>
+std::uint64_t others_cpu_ns(Slots& slots, const ThreadCounters* self) noexcept {
+    std::uint64_t sum = 0;
+    for (int i = 0, n = slots.used(); i < n; ++i) {
+        const ThreadCounters& c = slots[i];
+        timespec ts;
+        if (&c != self && c.tid.load(std::memory_order_acquire) != 0 &&
+            clock_gettime(c.cpu_clock.load(std::memory_order_relaxed), &ts) == 0)
+            sum += static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+    }
+    return sum;
+}
+
 // The questions barrier parking asks about the other threads of `self`'s outermost region (a
 // program may run several at once: OpenMP regions forked from TBB workers or pthreads).
 inline bool teammate(const ThreadCounters& c, const ThreadCounters* self) noexcept {
     return &c != self && c.team.load(std::memory_order_relaxed) == self->team.load(std::memory_order_relaxed);
+}
+
+// Has a teammate of `self` begun more dispatched loops in their region than `self` has? Every
+// thread meets a region's loops in the same order, so that teammate is ahead, past a loop
+// `self` is still in, and with nowait loops it may wait for `self` to leave it.
+template <class Slots>
+bool teammate_ahead(Slots& slots, const ThreadCounters* self) noexcept {
+    std::uint32_t mine = self->loops.load(std::memory_order_relaxed);
+    for (int i = 0, n = slots.used(); i < n; ++i)
+        if (teammate(slots[i], self) && slots[i].loops.load(std::memory_order_relaxed) > mine) return true;
+    return false;
 }
 
 // Adapter::activity() from the slots: a thread inside an outermost entry, a task or user work

@@ -4,9 +4,10 @@
 //  - __kmpc_fork_call: an asm trampoline pushes the team size the allotment allows for an
 //    outermost region, then jumps to the real entry point with the variadic arguments as the
 //    compiler laid them out (registers and stack untouched);
+//  - __kmpc_dispatch_init_*: remember whether the loop now dispatched is dynamic or guided;
 //  - __kmpc_dispatch_next_*: a thread beyond the allotment parks before its next dynamic or
 //    guided chunk (parking.hpp); a fetch that finds the loop done releases the parked. Not
-//    inside a doacross loop (__kmpc_doacross_init .. _fini): libomp's nonmonotonic dynamic
+//    in a static or ordered loop dispatched chunk by chunk, not inside a doacross loop (__kmpc_doacross_init .. _fini): libomp's nonmonotonic dynamic
 //    schedule (static_steal) gives each thread its own range up front, so a parked thread can
 //    hold the very iteration its teammates wait for (LLVM's kmp_doacross_check hung; tests/peer);
 //  - __kmpc_flush: while confined, a thread spinning on flushes gives its CPU to a teammate;
@@ -57,6 +58,34 @@ APSHIM_RESOLVE_AT_LOAD(next_doacross_fini)
 __attribute__((tls_model("initial-exec"))) thread_local kmp_int32 t_clause = 0;
 // Doacross loops this thread is inside (__kmpc_doacross_init seen, _fini not yet).
 __attribute__((tls_model("initial-exec"))) thread_local int t_doacross = 0;
+// The loop this thread dispatches now (its last __kmpc_dispatch_init_*) hands out chunks to
+// whoever asks: dynamic or guided (static_steal: libomp's nonmonotonic dynamic, whose ranges
+// teammates steal from). A static or ordered loop goes through the dispatcher too
+// (`schedule(static, 1) ordered`), but each thread's chunks, and its ordered turns, are its
+// own: parked before one, a thread held the turn its teammate spun for (LLVM's omp_for_ordered:
+// about a second per park, 537 s in all with APSHIM_CONFINE=0; 1.1 s in its first region with
+// confinement, which starts a moment after the limit falls). runtime and auto: not parked (what
+// they resolve to is libomp's business; confinement enforces the allotment there).
+__attribute__((tls_model("initial-exec"))) thread_local bool t_parkable_loop = false;
+
+constexpr bool parkable_schedule(int schedule) noexcept {
+    constexpr int kModifiers = (1 << 29) | (1 << 30);  // kmp_sch_modifier_{monotonic,nonmonotonic}
+    switch (schedule & ~kModifiers) {
+        case 35:   // kmp_sch_dynamic_chunked
+        case 36:   // kmp_sch_guided_chunked
+        case 42:   // kmp_sch_guided_iterative_chunked
+        case 43:   // kmp_sch_guided_analytical_chunked
+        case 44:   // kmp_sch_static_steal
+        case 46:   // kmp_sch_guided_simd
+        case 163:  // kmp_nm_dynamic_chunked
+        case 164:  // kmp_nm_guided_chunked
+            return true;
+        default:  // static, ordered (64-71), runtime, auto, distribute, trapezoidal
+            return false;
+    }
+}
+static_assert(parkable_schedule(35 | (1 << 30)) && !parkable_schedule(65) && !parkable_schedule(67) &&
+              !parkable_schedule(33) && !parkable_schedule(37));
 
 }  // namespace
 }  // namespace apshim::omp_adapter
@@ -207,6 +236,24 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_flush(ident_t* loc
     if (now - last < kSpinGapTicks) sched_yield();
 }
 
+#define APSHIM_KMP_DISPATCH_INIT(suffix, T, ST)                                                               \
+    namespace {                                                                                               \
+    NextFn<void (*)(ident_t*, kmp_int32, int, T, T, ST, ST)> next_dispatch_init_##suffix{                     \
+        "__kmpc_dispatch_init_" #suffix};                                                                     \
+    APSHIM_RESOLVE_AT_LOAD(next_dispatch_init_##suffix)                                                       \
+    }                                                                                                         \
+    extern "C" __attribute__((visibility("default"))) void __kmpc_dispatch_init_##suffix(                    \
+        ident_t* loc, kmp_int32 gtid, int schedule, T lb, T ub, ST st, ST chunk) {                            \
+        t_parkable_loop = parkable_schedule(schedule);                                                        \
+        if (apshim::host().enabled()) loop_started(g_kmp_state, kmp_thread_state());                                                                            \
+        apshim::must_exist(next_dispatch_init_##suffix.get(), "__kmpc_dispatch_init_" #suffix)(               \
+            loc, gtid, schedule, lb, ub, st, chunk);                                                          \
+    }
+APSHIM_KMP_DISPATCH_INIT(4, kmp_int32, kmp_int32)
+APSHIM_KMP_DISPATCH_INIT(4u, std::uint32_t, kmp_int32)
+APSHIM_KMP_DISPATCH_INIT(8, std::int64_t, std::int64_t)
+APSHIM_KMP_DISPATCH_INIT(8u, std::uint64_t, std::int64_t)
+
 #define APSHIM_KMP_DISPATCH_NEXT(suffix, T)                                                                   \
     namespace {                                                                                               \
     NextFn<int (*)(ident_t*, kmp_int32, kmp_int32*, T*, T*, T*)> next_dispatch_##suffix{                     \
@@ -219,7 +266,7 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_flush(ident_t* loc
         auto thread_num = kmp.thread_num.get();                                                               \
         auto get_level = kmp.level.get();                                                                     \
         bool on = apshim::host().enabled() && thread_num && get_level;                                       \
-        if (on && t_doacross == 0) park_if_surplus(g_kmp_state, kmp_thread_state(), thread_num(), get_level()); \
+        if (on && t_parkable_loop && t_doacross == 0) park_if_surplus(g_kmp_state, kmp_thread_state(), thread_num(), get_level()); \
         if (on) resume_timing(g_kmp_state, kmp_thread_state());                                               \
         int more = fn(loc, gtid, p_last, p_lb, p_ub, p_st);                                                   \
         if (on && !more) loop_exhausted(g_kmp_state);                                                         \

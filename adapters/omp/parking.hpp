@@ -12,9 +12,20 @@
 //   - any thread finds a loop exhausted (its own fetch will then say "no more chunks"), or
 //   - no other thread of the runtime is executing work (everyone else waits for something,
 //     possibly for us): polled every kRecheckNs, or
+//   - the others used less CPU than the limit admits, by half a processor, over a poll (their
+//     CPU clocks): they are not executing work the way the intervals say, but wait in user code
+//     by sleeping (LLVM's guided-schedule test waits up to 5 ms per iteration for a teammate to
+//     take the next one), and the allotment has room for this thread anyway, or
+//   - a teammate is ahead, in a later dispatched loop of the region (loop_started wakes the
+//     lot): with nowait loops a thread runs ahead and then waits, in libomp, for its teammates
+//     to leave an older loop's dispatch buffer (LLVM's kmp_set_dispatch_buf test); a thread
+//     with a teammate ahead does not park at all, or
+//   - confinement came into force (Host::parking_wanted, adapter.hpp: the controller lowers the
+//     limit a moment before it confines the threads, and a thread may park in between), or
 //   - kMaxWaits polls passed (a bound, so a mistake costs time, never a hang).
-// The master (team index 0) never parks; static loops are never parked (their iterations are
-// pre-assigned). Nobody parks while confinement is in force (Host::parking_wanted, adapter.hpp).
+// The master (team index 0) never parks; static and ordered loops are never parked (their
+// iterations, or their turns, are pre-assigned: a parked thread would hold what its teammates
+// wait for). Nobody parks while confinement is in force.
 #pragma once
 
 #include <sched.h>
@@ -43,9 +54,18 @@ inline bool beyond_limit(State& s, int index) noexcept {
 inline void park(State& s, ThreadState& t, int index) noexcept {
     push_frame(s, t, /*wait=*/true);  // parked time is not work, for us and for the escape rule
     std::uint32_t loops_seen = s.loops_exhausted.load(std::memory_order_acquire);
+    std::uint64_t last_ns = now_ns(), last_cpu = others_cpu_ns(s.slots, t.counters);
     park_until(s.lot, s.parked, ParkBounds{kRecheckNs, kMaxWaits, 0}, [&] {
-        return !beyond_limit(s, index) || s.loops_exhausted.load(std::memory_order_acquire) != loops_seen ||
-               !others_busy(s.slots, t.counters);
+        if (!beyond_limit(s, index) || s.loops_exhausted.load(std::memory_order_acquire) != loops_seen ||
+            !others_busy(s.slots, t.counters) || !host().parking_wanted() || teammate_ahead(s.slots, t.counters))
+            return true;
+        std::uint64_t ns = now_ns();
+        if (ns - last_ns < kRecheckNs / 2) return false;
+        std::uint64_t cpu = others_cpu_ns(s.slots, t.counters);
+        double used = static_cast<double>(cpu > last_cpu ? cpu - last_cpu : 0) / static_cast<double>(ns - last_ns);
+        last_ns = ns;
+        last_cpu = cpu;
+        return used < s.limit.load(std::memory_order_relaxed) - 0.5;
     });
     pop_frame(s, t);
 }
@@ -53,7 +73,9 @@ inline void park(State& s, ThreadState& t, int index) noexcept {
 // Before a thread takes new work. `level` 1 = a thread of an outermost region; nested teams
 // are left alone (their size is the program's business).
 inline void park_if_surplus(State& s, ThreadState& t, int index, int level) noexcept {
-    if (level == 1 && index > 0 && beyond_limit(s, index) && host().parking_wanted()) park(s, t, index);
+    if (level != 1 || index <= 0 || !beyond_limit(s, index) || !host().parking_wanted()) return;
+    attach(s, t);
+    if (t.counters && !teammate_ahead(s.slots, t.counters)) park(s, t, index);
 }
 
 // At a barrier: a thread arriving there holds no task and no iteration, and nobody's user code can
@@ -125,6 +147,15 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
 // A chunk fetch returned "no more chunks": release every parked thread.
 inline void loop_exhausted(State& s) noexcept {
     s.loops_exhausted.fetch_add(1, std::memory_order_release);
+    if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
+}
+
+// `t` begins another dispatched loop (libomp's __kmpc_dispatch_init_*): counted for
+// teammate_ahead, and the parked are woken to ask it (they may still be in an older loop that
+// this one's buffer waits for). One relaxed load when nobody is parked.
+inline void loop_started(State& s, ThreadState& t) noexcept {
+    attach(s, t);
+    if (t.counters) t.counters->loops.store(t.counters->loops.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
 }
 

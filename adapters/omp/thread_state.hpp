@@ -177,6 +177,7 @@ inline void region_started(State& s, ThreadState& t, const void* team) noexcept 
     if (!t.counters) return;
     t.counters->team.store(team, std::memory_order_relaxed);
     t.counters->made_tasks.store(0, std::memory_order_relaxed);
+    t.counters->loops.store(0, std::memory_order_relaxed);
     t.counters->engaged.store(1, std::memory_order_release);
 }
 

@@ -1,0 +1,33 @@
+"""Loops whose threads wait for each other's turns (LLVM's omp_for_ordered and
+kmp_set_dispatch_buf shapes, tests/omp/omp_turns.c) at allotment 1, with and without CPU
+confinement: the same answer, and no stall. Before the fix, a thread parked before its next
+chunk of an ordered loop held the turn its teammate spun for: about a second per park (537 s for
+LLVM's test with APSHIM_CONFINE=0; with confinement, a second in the first region, parked in the
+moment between the limit falling and the threads being confined); a thread ahead in nowait
+loops spun for a parked one's dispatch buffer the same way. The spinning shows as CPU time: the
+whole program needs a few tens of milliseconds."""
+import sys
+
+from apshim_test import Check, CoRunner, Shim, run_measured
+
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("omp.turns")
+cases = {"ordered": ["ordered", "300", "4"], "nowait": ["nowait", "16", "300"]}
+native = {}
+for name, args in cases.items():
+    r = shim.run([prog] + args, shim.env(preload=False, OMP_NUM_THREADS="2"), timeout=60)
+    check.expect(r.returncode == 0 and r.stdout.startswith("ok"), f"{name}: native run ({r.returncode})")
+    native[name] = r.stdout
+env = shim.env(P=2, OMP_NUM_THREADS="2")
+with CoRunner(shim, env, P=2):
+    for confine in ("1", "0"):
+        for name, args in cases.items():
+            for rep in range(3):
+                m = run_measured([prog] + args, dict(env, APSHIM_CONFINE=confine), timeout=30)
+                what = f"{name}, APSHIM_CONFINE={confine}, run {rep + 1}: {m.describe()}"
+                check.expect(not m.timed_out, f"{what}: finished")
+                check.expect(m.returncode == 0 and m.stdout == native[name], f"{what}: same answer")
+                # A park that a teammate spins through costs about a second of CPU.
+                check.expect(m.cpu_s < 0.5, f"{what}: no teammate spun through a park (under 0.5 s CPU)")
+check.done()
