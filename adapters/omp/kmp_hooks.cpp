@@ -217,23 +217,30 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_doacross_fini(iden
 // pipeline: `while (flag[j-1] == 0) { #pragma omp flush }`). Confined to fewer CPUs than threads,
 // such a spinner kept its CPU for a whole time slice (several ms) before the teammate it waits for
 // could run, once per flag: LU.S took 12-15 s against 0.1-0.17 s with one thread. While the job is
-// confined, a thread flushing again within kSpinGapTicks is taken to be spinning and gives its CPU
-// to a teammate (sched_yield, a few hundred ns when nobody else is runnable). Alone, or while the
-// job owns every CPU, one atomic load. gcc inlines flush as a fence: nothing to hook there.
+// confined, a thread flushing again at the same place (`loc`, one per flush in the source) within
+// kSpinGapTicks is taken to be spinning and gives its CPU to a teammate (sched_yield, a few
+// hundred ns when nobody else is runnable). Two flushes at different places are not a loop: a
+// critical section or single that flushes twice (LLVM's omp_single, omp_lock) gave its CPU away
+// in the middle, to a teammate that could only wait for it (omp_single throttled: 0.5 s against
+// 0.0 s). Alone, or while the job owns every CPU, one atomic load. gcc inlines flush as a fence:
+// nothing to hook there.
 namespace {
 using Flush = void (*)(ident_t*);
 NextFn<Flush> next_flush{"__kmpc_flush"};
 APSHIM_RESOLVE_AT_LOAD(next_flush)
 constexpr std::uint64_t kSpinGapTicks = 50000;  // about 20 us at 2-3 GHz: a loop, not two separate flushes
 thread_local std::uint64_t t_last_flush = 0;
+thread_local const ident_t* t_last_flush_loc = nullptr;
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void __kmpc_flush(ident_t* loc) {
     apshim::must_exist(next_flush.get(), "__kmpc_flush")(loc);
     if (apshim::host().parking_wanted()) return;  // not confined (adapter.hpp)
     std::uint64_t now = apshim::now_ticks(), last = t_last_flush;
+    const ident_t* last_loc = t_last_flush_loc;
     t_last_flush = now;
-    if (now - last < kSpinGapTicks) sched_yield();
+    t_last_flush_loc = loc;
+    if (now - last < kSpinGapTicks && loc == last_loc) sched_yield();
 }
 
 #define APSHIM_KMP_DISPATCH_INIT(suffix, T, ST)                                                               \

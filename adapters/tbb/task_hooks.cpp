@@ -97,6 +97,7 @@ void maybe_park(const ThreadCounters* self) noexcept {
     park_until(s.lot, s.parked, bounds, [&] {
         int limit = s.limit.load(std::memory_order_relaxed);
         if (limit <= 0 || s.released.load(std::memory_order_relaxed) || s.finalizing.load(std::memory_order_relaxed) > 0) return true;
+        if (!host().parking_wanted()) return true;  // confinement came into force meanwhile
         int allowed_workers = limit - 1;  // the main thread counts as one of the allotment
         if (s.executing_workers.load(std::memory_order_relaxed) < allowed_workers) return true;
         return !others_busy(s.slots, self);
