@@ -127,20 +127,23 @@ bool others_busy(Slots& slots, const ThreadCounters* self) noexcept {
     return false;
 }
 
-// CPU time (ns) the live owners of the other slots have used so far, from their CPU clocks: two
-// reads some time apart tell how many processors they really used in between. A thread that
-// waits in user code by sleeping (nanosleep, a condition variable) reads busy on the intervals
-// above but uses no CPU here. A clock that cannot be read (its thread just ended) counts 0.
+// CPU time (ns) the live owner of `c` has used so far, from its CPU clock; 0 while the slot is
+// free or when the clock cannot be read (its thread just ended).
+inline std::uint64_t owner_cpu_ns(const ThreadCounters& c) noexcept {
+    timespec ts;
+    if (c.tid.load(std::memory_order_acquire) == 0 || clock_gettime(c.cpu_clock.load(std::memory_order_relaxed), &ts) != 0)
+        return 0;
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// CPU time (ns) the live owners of the other slots have used so far: two reads some time apart
+// tell how many processors they really used in between. A thread that waits in user code by
+// sleeping (nanosleep, a condition variable) reads busy on the intervals above but uses no CPU here.
 template <class Slots>
 std::uint64_t others_cpu_ns(Slots& slots, const ThreadCounters* self) noexcept {
     std::uint64_t sum = 0;
-    for (int i = 0, n = slots.used(); i < n; ++i) {
-        const ThreadCounters& c = slots[i];
-        timespec ts;
-        if (&c != self && c.tid.load(std::memory_order_acquire) != 0 &&
-            clock_gettime(c.cpu_clock.load(std::memory_order_relaxed), &ts) == 0)
-            sum += static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-    }
+    for (int i = 0, n = slots.used(); i < n; ++i)
+        if (&slots[i] != self) sum += owner_cpu_ns(slots[i]);
     return sum;
 }
 

@@ -72,11 +72,7 @@ private:
     // exited owners left (thread_slots.hpp). Never negative: a total that reads lower for a
     // moment (an owner between its exit and its slot's update) counts nothing until it is past.
     std::uint64_t cpu_since_last(const ThreadCounters& c, int i) noexcept {
-        std::uint64_t total = c.exited_cpu_ns.load(std::memory_order_acquire);
-        int tid = c.tid.load(std::memory_order_acquire);
-        timespec ts;
-        if (tid != 0 && clock_gettime(c.cpu_clock.load(std::memory_order_relaxed), &ts) == 0)
-            total += static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+        std::uint64_t total = c.exited_cpu_ns.load(std::memory_order_acquire) + owner_cpu_ns(c);
         if (total <= prev_cpu_[i]) return 0;
         std::uint64_t delta = total - prev_cpu_[i];
         prev_cpu_[i] = total;

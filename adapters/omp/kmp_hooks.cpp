@@ -6,10 +6,11 @@
 //    compiler laid them out (registers and stack untouched);
 //  - __kmpc_dispatch_init_*: remember whether the loop now dispatched is dynamic or guided;
 //  - __kmpc_dispatch_next_*: a thread beyond the allotment parks before its next dynamic or
-//    guided chunk (parking.hpp); a fetch that finds the loop done releases the parked. Not
-//    in a static or ordered loop dispatched chunk by chunk, not inside a doacross loop (__kmpc_doacross_init .. _fini): libomp's nonmonotonic dynamic
-//    schedule (static_steal) gives each thread its own range up front, so a parked thread can
-//    hold the very iteration its teammates wait for (LLVM's kmp_doacross_check hung; tests/peer);
+//    guided chunk (parking.hpp); a fetch that finds the loop done releases the parked. Not in
+//    a static or ordered loop dispatched chunk by chunk, not inside a doacross loop
+//    (__kmpc_doacross_init .. _fini): libomp's nonmonotonic dynamic schedule (static_steal)
+//    gives each thread its own range up front, so a parked thread can hold the very iteration
+//    its teammates wait for (LLVM's kmp_doacross_check hung; tests/peer);
 //  - __kmpc_flush: while confined, a thread spinning on flushes gives its CPU to a teammate;
 //  - __kmpc_omp_task_alloc / __kmpc_omp_task: at allotment 1, tasks made inside tasks run at once.
 // Measuring is the OMPT tool's job (ompt_hooks.cpp). No locks, no allocation, no logging here.
@@ -252,7 +253,7 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_flush(ident_t* loc
     extern "C" __attribute__((visibility("default"))) void __kmpc_dispatch_init_##suffix(                    \
         ident_t* loc, kmp_int32 gtid, int schedule, T lb, T ub, ST st, ST chunk) {                            \
         t_parkable_loop = parkable_schedule(schedule);                                                        \
-        if (apshim::host().enabled()) loop_started(g_kmp_state, kmp_thread_state());                                                                            \
+        if (apshim::host().enabled()) loop_started(g_kmp_state, kmp_thread_state());                          \
         apshim::must_exist(next_dispatch_init_##suffix.get(), "__kmpc_dispatch_init_" #suffix)(               \
             loc, gtid, schedule, lb, ub, st, chunk);                                                          \
     }
