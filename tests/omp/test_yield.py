@@ -19,7 +19,7 @@ build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.yield")
 libomp = prog.endswith("_clang")
-args = [prog, "fibu", "32", "10"]
+args = [prog, "fibu", "32", "10", "6"]  # 6 regions: long enough for several traced cycles (gcc: ~8 ms a region)
 
 native = shim.run(args, shim.env(preload=False), timeout=60)
 check.expect(native.returncode == 0, f"runs natively ({native.stderr.strip()[:200]})")
