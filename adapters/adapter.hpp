@@ -116,6 +116,10 @@ public:
     // (NPB LU's pipeline) up to a second late: LU.S at allotment 1 took 13-17 s against 0.17 s
     // confined without parking. Lock-free (one atomic load).
     virtual bool parking_wanted() const noexcept { return true; }
+    // False when confinement can never hold this job (the user binds threads, APSHIM_CONFINE=0,
+    // no readable CPU mask): then only parking enforces an allotment, and adapters keep the
+    // per-task hooks parking needs. It can still turn false later (the program binds itself).
+    virtual bool confinement_possible() const noexcept { return false; }
 
     // APSHIM_INLINE_TASKS: at allotment 1 an OpenMP task made inside another task may run at once
     // on the thread that made it. OpenMP lets an implementation run any task at once (both

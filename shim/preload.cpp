@@ -83,6 +83,7 @@ public:
     }
     bool shrink_teams_opted_in() const noexcept override { return g_options->shrink_teams; }
     bool parking_wanted() const noexcept override { return !confine::active(); }
+    bool confinement_possible() const noexcept override { return confine::why_off() == nullptr; }
     bool inline_tasks() const noexcept override { return g_options->inline_tasks; }
     void reclaim() const noexcept override { g_controller->wake_to_reclaim(); }
     void env_default(const char* name, const char* value) const noexcept override { env::add_default(name, value); }

@@ -40,6 +40,9 @@ struct alignas(64) ThreadCounters {
     // the stall valve's "someone sits inside a task" (tbb_adapter.cpp). Written when its task
     // nesting leaves or reaches 0 only.
     std::atomic<std::uint8_t> in_task{0};
+    // oneTBB: 1 when the owner is one of the runtime's own workers (a thread libtbb created,
+    // adapters/tbb/thread_hooks.cpp), set at its creation: its waits are inside tasks.
+    std::atomic<std::uint8_t> worker{0};
     std::atomic<const void*> team{nullptr};     // OpenMP: which outermost region (concurrent roots differ)
     // The owning thread's id (0 while free) and CPU clock, set by the claim: the controller reads
     // the clock of a runtime thread in untimed cycles (SlotSampler).
@@ -129,11 +132,18 @@ bool others_busy(Slots& slots, const ThreadCounters* self) noexcept {
 
 // CPU time (ns) the live owner of `c` has used so far, from its CPU clock; 0 while the slot is
 // free or when the clock cannot be read (its thread just ended).
-inline std::uint64_t owner_cpu_ns(const ThreadCounters& c) noexcept {
+// `ns` is left alone when the clock cannot be read (no live owner, or its thread ended).
+inline bool read_owner_cpu(const ThreadCounters& c, std::uint64_t& ns) noexcept {
     timespec ts;
     if (c.tid.load(std::memory_order_acquire) == 0 || clock_gettime(c.cpu_clock.load(std::memory_order_relaxed), &ts) != 0)
-        return 0;
-    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+        return false;
+    ns = static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+    return true;
+}
+inline std::uint64_t owner_cpu_ns(const ThreadCounters& c) noexcept {
+    std::uint64_t ns = 0;
+    read_owner_cpu(c, ns);
+    return ns;
 }
 
 // CPU time (ns) the live owners of the other slots have used so far: two reads some time apart

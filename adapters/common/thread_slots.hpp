@@ -123,6 +123,7 @@ public:
         c->index = i;
         c->external.store(0, std::memory_order_relaxed);
         c->in_task.store(0, std::memory_order_relaxed);
+        c->worker.store(0, std::memory_order_relaxed);
         // Once per thread (not per task): its CPU clock, for untimed cycles (busy.hpp).
         clockid_t clock;
         if (pthread_getcpuclockid(pthread_self(), &clock) == 0) {
@@ -133,6 +134,39 @@ public:
         }
         if (owner) release_at_exit(c, owner);
         return c;
+    }
+    // A slot for another thread of this process, known by its id and CPU clock (oneTBB's workers,
+    // claimed by the thread that creates them: adapters/tbb/thread_hooks.cpp), with no owner
+    // until that thread adopts it (adopt, on its first event); null when all N are taken. Never
+    // given back: a thread that ends without adopting it leaves it (forget_if_ended).
+    ThreadCounters* claim_for(int tid, clockid_t clock) noexcept {
+        int i = pop(slots_);
+        if (i < 0 && used_.load(std::memory_order_relaxed) < N) i = used_.fetch_add(1, std::memory_order_acq_rel);
+        if (i < 0 || i >= N) {
+            note_overflow();
+            return nullptr;
+        }
+        ThreadCounters* c = &slots_[i];
+        c->pool = this;
+        c->index = i;
+        c->external.store(0, std::memory_order_relaxed);
+        c->in_task.store(0, std::memory_order_relaxed);
+        c->worker.store(0, std::memory_order_relaxed);
+        c->owner.store(nullptr, std::memory_order_relaxed);
+        c->cpu_clock.store(clock, std::memory_order_relaxed);
+        c->tid.store(tid, std::memory_order_release);
+        return c;
+    }
+    // The calling thread takes over `c`, claimed for it by claim_for: given back when it exits.
+    void adopt(ThreadCounters* c, ThreadCounters** owner) noexcept { release_at_exit(c, owner); }
+    // Controller: a slot claimed for a thread that ended before adopting it stops being read (its
+    // thread id may come back as another thread's). True when `c` was such a slot.
+    static bool forget_if_ended(ThreadCounters& c) noexcept {
+        std::uint64_t ns;
+        if (c.owner.load(std::memory_order_acquire) != nullptr || c.tid.load(std::memory_order_acquire) == 0 || read_owner_cpu(c, ns))
+            return false;
+        c.tid.store(0, std::memory_order_release);
+        return true;
     }
     int used() const noexcept {
         int u = used_.load(std::memory_order_acquire);
@@ -154,6 +188,7 @@ public:
             slots_[i].outer_since.store(0);
             slots_[i].external.store(0);
             slots_[i].in_task.store(0);
+            slots_[i].worker.store(0);
         }
         reset_free_list();
         used_.store(0);

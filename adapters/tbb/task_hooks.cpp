@@ -1,14 +1,20 @@
 // Runs inside oneTBB's threads. Two sources of events:
-//  - ITT: the shim is TBB's ITT collector (INTEL_LIBITTNOTIFY64 points at libapshim.so, set in
-//    tbb_env.cpp). oneTBB 2021.8 brackets every task body with __itt_stack_callee_enter/leave
-//    (task_dispatcher.h, ITT_CALLEE_ENTER/LEAVE), so a thread is busy between them.
-//  - The exported entry points r1::wait and r1::execute_and_wait, interposed: time a thread
-//    spends blocked there (stealing, running others' tasks, waiting) is not its own task's work.
+//  - The exported entry points r1::wait and r1::execute_and_wait, interposed, always: time a
+//    thread spends blocked there (stealing, running others' tasks, waiting) is not its own task's
+//    work, an external thread's outermost wait is its time in TBB, and every wait is progress
+//    (the stall valve's "a task began").
+//  - ITT task hooks, only where parking may be needed: the shim is TBB's ITT collector
+//    (INTEL_LIBITTNOTIFY64 points at libapshim.so, set in tbb_env.cpp), and oneTBB 2021.8
+//    brackets every task body with __itt_stack_callee_enter/leave (task_dispatcher.h,
+//    ITT_CALLEE_ENTER/LEAVE) once its loader found a collector. Otherwise the shim hands TBB no
+//    ITT function at all (__itt_api_init below) and TBB runs its ITT-free code, as natively.
 // And the one place a worker may leave: right after an outermost task (maybe_park).
 // Rules for this file: no locks, no allocation, no logging.
 #include <dlfcn.h>
 #include <unistd.h>
 #include <link.h>
+#include <sched.h>
+#include <sys/syscall.h>
 
 #include <algorithm>
 #include <climits>
@@ -21,6 +27,7 @@
 #include "adapters/common/busy.hpp"
 #include "adapters/common/clock.hpp"
 #include "adapters/common/next_fn.hpp"
+#include "adapters/common/slot_sampler.hpp"
 #include "adapters/tbb/tbb_abi.hpp"
 #include "adapters/tbb/tbb_state.hpp"
 #include "adapters/tbb/tcm_server.hpp"
@@ -42,9 +49,33 @@ __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
 
 // The thread's slot, claimed on its first event (and again after fork): the one slow path, where
 // TBB's first use is also told to the shim.
+class ClaimLock {
+public:
+    ClaimLock() noexcept {
+        while (state().claim_lock.test_and_set(std::memory_order_acquire)) sched_yield();
+    }
+    ~ClaimLock() { state().claim_lock.clear(std::memory_order_release); }
+};
+
+// The slot claimed for this thread by the thread that created it (a TBB worker), or null.
+ThreadCounters* claimed_for(int tid) noexcept {
+    auto& slots = state().slots;
+    for (int i = 0, n = slots.used(); i < n; ++i)
+        if (slots[i].tid.load(std::memory_order_acquire) == tid && slots[i].owner.load(std::memory_order_acquire) == nullptr) return &slots[i];
+    return nullptr;
+}
+
 __attribute__((noinline)) void attach(ThreadState& t, std::uint32_t gen) noexcept {
     note_used();
-    t.counters = state().slots.claim(&t.counters);  // given back when this thread exits
+    {
+        ClaimLock lock;
+        if (ThreadCounters* mine = claimed_for(static_cast<int>(syscall(SYS_gettid)))) {
+            state().slots.adopt(mine, &t.counters);  // given back when this thread exits
+            t.counters = mine;
+        } else {
+            t.counters = state().slots.claim(&t.counters);  // given back when this thread exits
+        }
+    }
     t.generation = gen;
     t.depth = t.wait_depth = 0;
     t.busy = t.worker_outermost = false;
@@ -111,7 +142,7 @@ void maybe_park(const ThreadCounters* self) noexcept {
 void task_begin() noexcept {
     if (!host().enabled()) return;
     ThreadState& t = me();
-    if (t.depth == 0 && t.counters) t.counters->in_task.store(1, std::memory_order_relaxed);
+    if (t.depth == 0 && t.wait_depth == 0 && t.counters) t.counters->in_task.store(1, std::memory_order_relaxed);
     bool outermost = t.depth++ == 0 && t.wait_depth == 0;
     count_event(t.counters);
     if (!timing()) {
@@ -130,7 +161,7 @@ void task_begin() noexcept {
 void task_end() noexcept {
     if (!host().enabled()) return;
     ThreadState& t = me();
-    if (t.depth > 0 && --t.depth == 0 && t.counters) t.counters->in_task.store(0, std::memory_order_relaxed);
+    if (t.depth > 0 && --t.depth == 0 && t.wait_depth == 0 && t.counters) t.counters->in_task.store(0, std::memory_order_relaxed);
     if (t.busy) end_busy(t, now_ticks());
     // Back in TBB's dispatch loop (a nested wait or the worker's outer loop): not busy.
     if (t.depth == 0 && t.worker_outermost) {
@@ -140,44 +171,7 @@ void task_end() noexcept {
     }
 }
 
-// Waiting inside a task, or an external thread (main) entering TBB: not busy until it returns
-// (the tasks it runs meanwhile are). An external thread's outermost wait is also its time in TBB
-// for untimed cycles (busy.hpp: begin_outer), running tasks or waiting for them.
-struct WaitScope {
-    ThreadState& t;
-    bool outermost, resume;
-    WaitScope() noexcept : t(me()), outermost(t.depth == 0 && t.wait_depth == 0), resume(t.busy) {
-        ++t.wait_depth;
-        if (!resume && !outermost) return;  // untimed, a nested wait: nothing to time
-        std::uint64_t now = now_ticks();
-        end_busy(t, now);
-        if (outermost) {
-            if (!t.external) mark_external(t);
-            begin_outer(t.counters, now);
-        }
-    }
-    ~WaitScope() {
-        --t.wait_depth;
-        if (outermost) end_outer(t.counters, now_ticks());
-        else if (resume && timing()) begin_busy(t, now_ticks());
-    }
-    static void mark_external(ThreadState& t) noexcept {
-        t.external = true;
-        if (t.counters) t.counters->external.store(1, std::memory_order_relaxed);
-    }
-};
-
-}  // namespace
-}  // namespace apshim::tbb_adapter
-
-using namespace apshim::tbb_adapter;
-
-// ---- ITT collector entry points (looked up by name by ittnotify's static loader) ----
-// libomp embeds the same loader and reads the same INTEL_LIBITTNOTIFY64, so it calls these too
-// (for its own tasks, and it asserts that stack_caller_create returns non-null). Handles tell
-// the callers apart: the one given to code inside libtbb marks TBB's tasks; libomp's are ignored.
-namespace {
-char g_tbb_caller, g_other_caller;
+// ---- where libtbb's code is ----
 // libtbb's executable segment, found once and published once: the first thread to claim the
 // state (0 -> 2) writes the range, then sets 1 with release; a reader that sees 1 (acquire)
 // reads the range written before it. Threads that race through the first call meanwhile use
@@ -205,12 +199,15 @@ int find_tbb(dl_phdr_info* info, size_t, void* data) {
     return 0;
 }
 
-bool called_from_tbb(void* ret) {
-    auto a = reinterpret_cast<std::uintptr_t>(ret);
+}  // namespace
+
+// Is code address `a` inside libtbb? Rare calls only: the loader's one call of __itt_api_init,
+// a thread creation (thread_hooks.cpp).
+bool in_tbb(std::uintptr_t a) noexcept {
     int known = g_tbb_range_state.load(std::memory_order_acquire);
     if (known != 1) {
         Range r;
-        dl_iterate_phdr(&find_tbb, &r);  // once: rare calls (one per task_group_context)
+        dl_iterate_phdr(&find_tbb, &r);
         int expected = 0;
         if (known == 0 && g_tbb_range_state.compare_exchange_strong(expected, 2, std::memory_order_relaxed)) {
             g_tbb_lo = r.lo;
@@ -221,21 +218,116 @@ bool called_from_tbb(void* ret) {
     }
     return a >= g_tbb_lo && a < g_tbb_hi;
 }
-}  // namespace
 
-extern "C" {
-// Its presence tells the loader to look every API function up by name (ittnotify_static.c, lib_version 1).
-__attribute__((visibility("default"))) void __itt_api_version(void) {}
-__attribute__((visibility("default"))) void* __itt_stack_caller_create(void) {
-    return called_from_tbb(__builtin_return_address(0)) ? &g_tbb_caller : &g_other_caller;
+void worker_created(clockid_t clock) noexcept {
+    if (!host().enabled()) return;
+    // glibc's thread CPU clocks encode the kernel thread id (MAKE_THREAD_CPUCLOCK: ~tid << 3 | 6).
+    if ((clock & 7) != 6) return;
+    int tid = static_cast<int>(~(clock >> 3));
+    ClaimLock lock;
+    auto& slots = state().slots;
+    // The worker may have run its first hook already (then it claimed a slot of its own).
+    for (int i = 0, n = slots.used(); i < n; ++i)
+        if (slots[i].tid.load(std::memory_order_acquire) == tid) {
+            // Its first wait may have counted it as an external thread meanwhile: it is not one.
+            slots[i].worker.store(1, std::memory_order_relaxed);
+            slots[i].external.store(0, std::memory_order_relaxed);
+            return;
+        }
+    if (ThreadCounters* c = slots.claim_for(tid, clock)) c->worker.store(1, std::memory_order_relaxed);
 }
-__attribute__((visibility("default"))) void __itt_stack_caller_destroy(void*) {}
-__attribute__((visibility("default"))) void __itt_stack_callee_enter(void* caller) {
-    if (caller != &g_other_caller) task_begin();
+
+namespace {
+
+// A worker's waits are inside its tasks even where no task hook says so (the default, without
+// them: a worker's first wait would look outermost, and counting a worker as an external thread
+// would measure it by its time inside waits instead of its CPU clock).
+bool is_worker(const ThreadState& t) noexcept { return t.counters && t.counters->worker.load(std::memory_order_relaxed); }
+
+// Waiting inside a task, or an external thread (main) entering TBB: not busy until it returns
+// (the tasks it runs meanwhile are). An external thread's outermost wait is also its time in TBB
+// for untimed cycles (busy.hpp: begin_outer), running tasks or waiting for them. Every wait
+// counts as an event (progress, for the stall valve and lending), and a thread inside a wait is
+// inside TBB (in_task), with or without the task hooks.
+struct WaitScope {
+    ThreadState& t;
+    bool outermost, resume;
+    WaitScope() noexcept : t(me()), outermost(enters_tbb(t) && !is_worker(t)), resume(t.busy) {
+        if (t.depth == 0 && t.wait_depth == 0 && t.counters) t.counters->in_task.store(1, std::memory_order_relaxed);
+        ++t.wait_depth;
+        count_event(t.counters);
+        if (!resume && !outermost) return;  // untimed, a nested wait: nothing to time
+        std::uint64_t now = now_ticks();
+        end_busy(t, now);
+        if (outermost) {
+            if (!t.external) mark_external(t);
+            begin_outer(t.counters, now);
+        }
+    }
+    ~WaitScope() {
+        if (--t.wait_depth == 0 && t.depth == 0 && t.counters) t.counters->in_task.store(0, std::memory_order_relaxed);
+        if (outermost) end_outer(t.counters, now_ticks());
+        else if (resume && timing()) begin_busy(t, now_ticks());
+    }
+    static bool enters_tbb(const ThreadState& t) noexcept { return t.depth == 0 && t.wait_depth == 0; }
+    static void mark_external(ThreadState& t) noexcept {
+        t.external = true;
+        if (t.counters) t.counters->external.store(1, std::memory_order_relaxed);
+    }
+};
+
+// The task hooks TBB calls once it has them (__itt_api_init). Only libtbb gets them, so every
+// call is one of TBB's tasks.
+char g_tbb_caller;
+void* stack_caller_create() { return &g_tbb_caller; }
+void stack_caller_destroy(void*) {}
+void stack_callee_enter(void*) { task_begin(); }
+void stack_callee_leave(void*) { task_end(); }
+
+// Should TBB get the task hooks? They cost TBB's ITT-present code paths (about 120 instructions
+// per task in oneTBB 2021.8, whatever the hooks do) plus the hooks themselves, for as long as
+// the process runs: oneTBB decides once, at its first use, whether a collector is present. They
+// are needed only where a worker may have to park at a task boundary, that is where confinement
+// can never enforce the allotment (the user binds threads, APSHIM_CONFINE=0), and where the CPU
+// clocks cannot measure the job (APSHIM_P above the CPUs: busy.hpp's timed measure).
+bool task_hooks_wanted() noexcept {
+    return host().enabled() && (!host().confinement_possible() || cpu_clocks_fall_short());
 }
-__attribute__((visibility("default"))) void __itt_stack_callee_leave(void* caller) {
-    if (caller != &g_other_caller) task_end();
-}
+
+}  // namespace
+}  // namespace apshim::tbb_adapter
+
+using namespace apshim::tbb_adapter;
+
+// ---- the ITT collector entry point ----
+// ittnotify's static loader (compiled into libtbb, and into libomp, which read the same
+// INTEL_LIBITTNOTIFY64) finds __itt_api_init in the collector and lets it fill the caller's
+// table of ITT function pointers (lib_version 2 of ittnotify_static.c). Every pointer gets its
+// "null" value (no collector: the loader's own default), except that libtbb, when the task hooks
+// are wanted, gets the four stack functions. A loader that is given nothing but null values
+// reports no collector, and its runtime then runs the same code as without INTEL_LIBITTNOTIFY64.
+extern "C" __attribute__((visibility("default"))) void __itt_api_init(apshim::itt_abi::Global* g, int /*init_groups*/) {
+    using apshim::itt_abi::Global;
+    if (!g || std::memcmp(g->magic, apshim::itt_abi::kMagic, sizeof g->magic) != 0 || !g->api_list) return;  // not a layout we know
+    bool hooks = in_tbb(reinterpret_cast<std::uintptr_t>(__builtin_return_address(0))) && task_hooks_wanted();
+    struct Hook {
+        const char* name;
+        void* fn;
+    };
+    const Hook given[] = {
+        {"__itt_stack_caller_create", reinterpret_cast<void*>(&stack_caller_create)},
+        {"__itt_stack_caller_destroy", reinterpret_cast<void*>(&stack_caller_destroy)},
+        {"__itt_stack_callee_enter", reinterpret_cast<void*>(&stack_callee_enter)},
+        {"__itt_stack_callee_leave", reinterpret_cast<void*>(&stack_callee_leave)},
+    };
+    for (apshim::itt_abi::ApiInfo* a = g->api_list; a->name; ++a) {
+        void* fn = a->null_func;
+        if (hooks)
+            for (const Hook& h : given)
+                if (std::strcmp(a->name, h.name) == 0) fn = h.fn;
+        if (a->func_ptr) *a->func_ptr = fn;
+    }
+    if (hooks) state().hooks.store(true, std::memory_order_relaxed);
 }
 
 // ---- interposed oneTBB entry points (tbb::detail::r1::..., names in tbb_abi.hpp) ----

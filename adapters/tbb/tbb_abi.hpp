@@ -31,3 +31,35 @@ constexpr int kMaxAllowedParallelism = 0;  // GlobalControl::param
 #define APSHIM_TBB_GC_DESTROY "_ZN3tbb6detail2r17destroyERNS0_2d114global_controlE"
 // bool r1::finalize(d1::task_scheduler_handle&, std::intptr_t mode)
 #define APSHIM_TBB_FINALIZE "_ZN3tbb6detail2r18finalizeERNS0_2d121task_scheduler_handleEl"
+
+// ittnotify's loader (ittnotify_static.c / ittnotify_config.h, compiled into libtbb and libomp):
+// the head of its global, which it passes to a collector's __itt_api_init (lib_version 2), and
+// the entries of its table of API function pointers. The same in oneTBB 2021 and LLVM's libomp 14.
+#include <pthread.h>
+
+namespace apshim::itt_abi {
+
+#pragma pack(push, 8)
+struct ApiInfo {
+    const char* name;  // "__itt_stack_callee_enter", ...
+    void** func_ptr;   // the loader's pointer that the runtime calls through
+    void* init_func;
+    void* null_func;   // the pointer's value without a collector (null, or the loader's own code)
+    int group;
+};
+
+struct Global {
+    unsigned char magic[8];
+    unsigned long version_major, version_minor, version_build;
+    volatile long api_initialized, mutex_initialized, atomic_counter;
+    pthread_mutex_t mutex;
+    void* lib;
+    void* error_handler;
+    const char** dll_path_ptr;
+    ApiInfo* api_list;  // ends with an entry whose name is null
+};
+#pragma pack(pop)
+
+inline constexpr unsigned char kMagic[8] = {0xED, 0xAB, 0xAB, 0xEC, 0x0D, 0xEE, 0xDA, 0x30};
+
+}  // namespace apshim::itt_abi

@@ -65,7 +65,7 @@ public:
         // clocks measure the job on its allotment's CPUs: a thread switched out mid-task reads
         // idle rather than busy, and p is the allotment, so a job with work for all of them
         // still reads inefficiency near 0 and a serial one near 1, without a timestamp per task.
-        bool timed = (n < tbb_default_concurrency() && host().parking_wanted()) || cpu_clocks_fall_short();
+        bool timed = s.hooks.load() && ((n < tbb_default_concurrency() && host().parking_wanted()) || cpu_clocks_fall_short());
         if (timed) s.timing.store(true);
         // oneTBB 2021.11+ asks the shim for its arenas' workers (tcm_server.hpp): the main thread
         // is one of the allotment's threads, workers the rest.
@@ -128,6 +128,7 @@ public:
     void after_fork_child() override {
         State& s = state();
         s.slots.reset_after_fork();
+        s.claim_lock.clear();  // a thread that held it is gone
         s.fork_generation.fetch_add(1);
         s.executing_workers.store(0);
         s.parked.store(0);

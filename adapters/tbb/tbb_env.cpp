@@ -20,11 +20,10 @@ __attribute__((constructor(110))) void make_shim_the_itt_collector() {
     // A user's own collector (VTune, ...) wins; the shim then sees only waits, not tasks.
     if (!apshim::host().env_chosen_by_user("INTEL_LIBITTNOTIFY64")) {
         Dl_info info;
-        if (dladdr(reinterpret_cast<void*>(&make_shim_the_itt_collector), &info) && info.dli_fname) {
+        // The loader then calls the shim's __itt_api_init (task_hooks.cpp), which decides what
+        // TBB gets: the task hooks, or nothing (no collector, TBB's native code paths).
+        if (dladdr(reinterpret_cast<void*>(&make_shim_the_itt_collector), &info) && info.dli_fname)
             apshim::host().env_default("INTEL_LIBITTNOTIFY64", info.dli_fname);
-            // Without a group list the loader hooks nothing; "stitch" holds the callee_enter/leave pair.
-            apshim::host().env_default("INTEL_ITTNOTIFY_GROUPS", "stitch");
-        }
     }
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) real_cpu_count = CPU_COUNT(&set);

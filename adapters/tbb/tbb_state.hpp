@@ -19,6 +19,13 @@ struct State {
     // default concurrency, when parking needs the intervals and the measure must be exact; off
     // while the job has all its threads, when a task costs the hooks only their nesting counts.
     std::atomic<bool> timing{false};
+    // oneTBB calls the task hooks (task_hooks.cpp, __itt_api_init: only where parking may be
+    // needed). Without them nothing times a task, and the CPU clocks measure every cycle.
+    std::atomic<bool> hooks{false};
+    // Serialises the two ways a worker's slot is claimed (task_hooks.cpp): by the thread creating
+    // it (claim_for) and by the worker itself on its first event (adopting that slot, or claiming
+    // one). Taken once per thread, never per task.
+    std::atomic_flag claim_lock = ATOMIC_FLAG_INIT;
     std::atomic<int> parked{0};
     std::atomic<bool> released{false};
     std::atomic<bool> seen{false};           // TBB used since start (or since fork)
@@ -64,6 +71,14 @@ int cpus_shown_to(void* caller) noexcept;
 // (adapters/common/next_fn.hpp), which also finds a libtbb dlopen()ed with RTLD_LOCAL (a plugin,
 // a Python extension module). Allocates (dlsym): call once and cache, never on a per-task path.
 void* tbb_symbol(const char* mangled) noexcept;
+
+// Is code address `a` inside libtbb (its executable segment, looked up once)? Not for hot paths.
+bool in_tbb(std::uintptr_t a) noexcept;
+
+// libtbb created a thread (thread_hooks.cpp -> task_hooks.cpp), with this CPU clock: its slot is
+// claimed now, so the controller reads its CPU clock from its first cycle on, and the slot says
+// it is a TBB worker; the worker adopts the slot on its first event.
+void worker_created(clockid_t clock) noexcept;
 
 // Called by hooks when TBB is seen in use: tells the shim once per process (and after fork).
 inline void note_used() noexcept {

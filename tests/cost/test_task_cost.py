@@ -3,7 +3,7 @@ callgrind counts them, so the noise of a shared machine does not matter): the sa
 sizes, natively and under the shim with no est_cycle during the run (10 s cycles: only the
 per-task hooks run, no controller cycle), and the difference of the differences per task. Fails
 when the shim's added instructions per task exceed the stated budget: a count, not a timing.
-Usage: test_task_cost.py BUILD KIND BUDGET PROGRAM
+Usage: test_task_cost.py BUILD KIND BUDGET PROGRAM [NAME=VALUE ...] (extra shim environment)
   KIND tbb: PROGRAM is tests/tbb/tbb_fib (task_group, a task per call above cutoff 2)
   KIND omp: PROGRAM is tests/omp/omp_work_<compiler> (fib with two tasks per call above cutoff 2)"""
 import re
@@ -13,8 +13,9 @@ import sys
 from apshim_test import Check, Shim
 
 build, kind, budget, prog = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+extra_env = dict(arg.split("=", 1) for arg in sys.argv[5:])
 shim = Shim(build)
-check = Check(f"cost.{kind}")
+check = Check(f"cost.{kind}" + "".join(f" {k}={v}" for k, v in extra_env.items()))
 if not shutil.which("valgrind"):
     print("SKIP: valgrind is not installed (scripts/install-deps.sh installs it)")
     check.done()
@@ -37,7 +38,8 @@ def instructions(n, preload):
     out = shim.path(f"cg.{n}.{preload}")
     # One OpenMP thread: no teammate spins at a barrier for a time-dependent count (the hooks run
     # the same per task whatever the team).
-    env = shim.env(preload=preload, est_cycle_ms=10000, gat=shim.path(f"gat.{n}"), OMP_NUM_THREADS=1)
+    env = shim.env(preload=preload, est_cycle_ms=10000, gat=shim.path(f"gat.{n}"), OMP_NUM_THREADS=1,
+                   **(extra_env if preload else {}))
     r = shim.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + argv(n), env, timeout=300)
     if r.returncode != 0:
         return None

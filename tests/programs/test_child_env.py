@@ -12,7 +12,7 @@ from apshim_test import Check, Shim
 build, tbb_prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("shim.child_env")
-ADDED = ("INTEL_LIBITTNOTIFY64", "INTEL_ITTNOTIFY_GROUPS", "KMP_BLOCKTIME", "GOMP_SPINCOUNT", "KMP_LIBRARY", "KMP_USE_YIELD",
+ADDED = ("INTEL_LIBITTNOTIFY64", "KMP_BLOCKTIME", "GOMP_SPINCOUNT", "KMP_LIBRARY", "KMP_USE_YIELD",
          "APSHIM_ADDED")
 env = shim.env()
 for name in ADDED:

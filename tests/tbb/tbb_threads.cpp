@@ -1,8 +1,8 @@
 // Application threads coming and going around oneTBB.
 //   tbb_threads first THREADS
 //       THREADS threads released together make the process's first TBB calls at once (each
-//       runs a parallel_for with a context of its own): the shim's ITT hooks see their first
-//       calls race (adapters/tbb/task_hooks.cpp, called_from_tbb). Run under TSan's shim.
+//       runs a parallel_for with a context of its own): the shim's hooks see their first
+//       calls race (adapters/tbb/task_hooks.cpp, in_tbb). Run under TSan's shim.
 //   tbb_threads churn IDLE WORKERS MS
 //       IDLE threads, one after another, each run a tiny TBB loop and end; then WORKERS threads,
 //       one after another, each spin MS ms inside a task_arena(1) of their own (only that

@@ -1,5 +1,5 @@
 """Several application threads make a process's first oneTBB calls at the same moment: the
-shim's ITT collector finds libtbb's code range on its first calls (called_from_tbb). That range
+shim finds libtbb's code range on its first calls (in_tbb: thread creations, the ITT loader). That range
 was two plain globals written by every thread racing through the first call; under the TSan
 build of libapshim.so (scripts/test.sh) that was a data race report. Natively this checks that
 the racing threads still get their work measured and done."""

@@ -1,0 +1,57 @@
+// pthread_create, interposed: the threads libtbb creates are its workers, and their slots are
+// claimed as they are created (worker_created, task_hooks.cpp), by the creating thread. Without
+// the ITT task hooks (task_hooks.cpp: the default) a worker running loop bodies calls nothing the
+// shim interposes, yet the controller must read its CPU clock every cycle, and a worker's waits
+// must never be taken for an external thread's outermost entry.
+//
+// Who creates the thread: the first few frames of the creating thread's stack (libunwind, local
+// only), not just the caller's address, because a sanitizer's pthread_create interceptor (ASan,
+// TSan, preloaded before the shim) sits between libtbb and this function. Nothing runs in the new
+// thread: its start routine is passed on as it came (a sanitizer's own start routine must run
+// before any of the shim's instrumented code does in that thread).
+#include <pthread.h>
+#include <time.h>
+
+#include <cstdint>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "adapters/common/next_fn.hpp"
+#include "adapters/tbb/tbb_state.hpp"
+
+namespace {
+
+using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+apshim::NextFn<Create> next_create{"pthread_create"};
+APSHIM_RESOLVE_AT_LOAD(next_create)
+
+// Frames looked at: this function, up to two interceptors, and their caller.
+constexpr int kCreatorFrames = 6;
+
+// A cursor stepped frame by frame, not unw_backtrace: that one keeps a per-thread cache whose
+// thread-exit destructor takes a lock after a sanitizer has torn the thread down (TSan: SEGV in
+// every thread that created a worker).
+bool created_by_tbb() noexcept {
+    unw_context_t context;
+    unw_cursor_t cursor;
+    if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return false;
+    for (int i = 0; i < kCreatorFrames && unw_step(&cursor) > 0; ++i) {
+        unw_word_t ip = 0;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0) return false;
+        if (apshim::tbb_adapter::in_tbb(static_cast<std::uintptr_t>(ip))) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                                                    void* (*routine)(void*), void* arg) {
+    Create create = apshim::must_exist(next_create.get(), "pthread_create");
+    int rc = create(thread, attr, routine, arg);
+    clockid_t clock;
+    if (rc == 0 && apshim::host().enabled() && created_by_tbb() && pthread_getcpuclockid(*thread, &clock) == 0)
+        apshim::tbb_adapter::worker_created(clock);
+    return rc;
+}
