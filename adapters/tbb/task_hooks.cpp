@@ -202,14 +202,16 @@ int find_tbb(dl_phdr_info* info, size_t, void* data) {
 }  // namespace
 
 // Is code address `a` inside libtbb? Rare calls only: the loader's one call of __itt_api_init,
-// a thread creation (thread_hooks.cpp).
+// a thread creation (thread_hooks.cpp). Until libtbb is loaded, each call looks for it again.
 bool in_tbb(std::uintptr_t a) noexcept {
     int known = g_tbb_range_state.load(std::memory_order_acquire);
     if (known != 1) {
         Range r;
         dl_iterate_phdr(&find_tbb, &r);
         int expected = 0;
-        if (known == 0 && g_tbb_range_state.compare_exchange_strong(expected, 2, std::memory_order_relaxed)) {
+        // Published only once found: libtbb may be dlopen()ed later (a plugin, a Python module),
+        // and threads are created before that.
+        if (known == 0 && r.hi != 0 && g_tbb_range_state.compare_exchange_strong(expected, 2, std::memory_order_relaxed)) {
             g_tbb_lo = r.lo;
             g_tbb_hi = r.hi;
             g_tbb_range_state.store(1, std::memory_order_release);

@@ -1,13 +1,24 @@
 // Links no oneTBB: loads PLUGIN with dlopen(RTLD_LOCAL) and calls its plugin_sum ROUNDS times.
-//   tbb_plugin_host PLUGIN ROUNDS ITEMS ITEM_US     stdout: "tbb_plugin_host sum=<s>"
+//   tbb_plugin_host PLUGIN ROUNDS ITEMS ITEM_US [thread-first]
+//   thread-first: a thread of its own is created and joined before the plugin is loaded (the
+//   shim then looks for libtbb before there is one, and must still know TBB's workers later).
+// stdout: "tbb_plugin_host sum=<s>"
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+static void* nothing(void* arg) { return arg; }
 
 int main(int argc, char** argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: tbb_plugin_host PLUGIN ROUNDS ITEMS ITEM_US\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: tbb_plugin_host PLUGIN ROUNDS ITEMS ITEM_US [thread-first]\n");
         return 2;
+    }
+    if (argc == 6 && strcmp(argv[5], "thread-first") == 0) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, nothing, NULL) != 0 || pthread_join(t, NULL) != 0) return 5;
     }
     void* h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!h) {
