@@ -3,10 +3,9 @@ all its workers) succeeds and is left with its main thread and the shim's contro
 alone and beside a co-runner (surplus workers parked), and no row and no file stays behind. A program
 that links oneTBB but runs no task, and APSHIM_DISABLE=1, get no controller and no table."""
 import os
-import subprocess
 import sys
 
-from apshim_test import Check, Shim, thread_names, wait_for
+from apshim_test import Check, Shim, run_measured, thread_names, wait_for
 
 build, fin, rounds_prog = sys.argv[1], sys.argv[2], sys.argv[3]
 shim = Shim(build)
@@ -20,12 +19,13 @@ check.expect(native.returncode == 0 and "threads_after=1" in native.stdout, f"na
 
 def finalize_runs(env, label, runs):
     for attempt in range(runs):
-        try:
-            r = shim.run(args, env, timeout=20)
-            out = r.stdout.strip()
-            ok = r.returncode == 0 and "finalize ok" in r.stdout and "threads_after=2" in r.stdout
-        except subprocess.TimeoutExpired:
-            ok, out = False, "hung in tbb::finalize"
+        # A hang leaves its threads' stacks here (gdb), and its CPU use says spin or sleep.
+        m = run_measured(args, env, timeout=20)
+        out = m.stdout.strip()
+        ok = not m.timed_out and m.returncode == 0 and "finalize ok" in m.stdout and "threads_after=2" in m.stdout
+        if m.timed_out:
+            out = f"hung ({m.describe()}); stdout {out!r}"
+            print(m.backtrace, flush=True)
         check.expect(ok, f"{label}, run {attempt}: finalize joins every TBB worker; main + apshim-ctl remain ({out})")
 
 
