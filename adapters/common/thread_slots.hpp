@@ -112,51 +112,18 @@ public:
     // the thread's own pointer to its slot, where the result is stored), the slot is given back
     // when the thread exits; without it, never.
     ThreadCounters* claim(ThreadCounters** owner = nullptr) noexcept {
-        int i = pop(slots_);
-        if (i < 0 && used_.load(std::memory_order_relaxed) < N) i = used_.fetch_add(1, std::memory_order_acq_rel);
-        if (i < 0 || i >= N) {
-            note_overflow();
-            return nullptr;
-        }
-        ThreadCounters* c = &slots_[i];
-        c->pool = this;
-        c->index = i;
-        c->external.store(0, std::memory_order_relaxed);
-        c->in_task.store(0, std::memory_order_relaxed);
-        c->worker.store(0, std::memory_order_relaxed);
         // Once per thread (not per task): its CPU clock, for untimed cycles (busy.hpp).
         clockid_t clock;
-        if (pthread_getcpuclockid(pthread_self(), &clock) == 0) {
-            c->cpu_clock.store(clock, std::memory_order_relaxed);
-            c->tid.store(static_cast<int>(syscall(SYS_gettid)), std::memory_order_release);
-        } else {
-            c->tid.store(0, std::memory_order_release);
-        }
-        if (owner) release_at_exit(c, owner);
+        bool clocked = pthread_getcpuclockid(pthread_self(), &clock) == 0;
+        ThreadCounters* c = take(clocked ? static_cast<int>(syscall(SYS_gettid)) : 0, clock);
+        if (c && owner) release_at_exit(c, owner);
         return c;
     }
     // A slot for another thread of this process, known by its id and CPU clock (oneTBB's workers,
     // claimed by the thread that creates them: adapters/tbb/thread_hooks.cpp), with no owner
     // until that thread adopts it (adopt, on its first event); null when all N are taken. Never
     // given back: a thread that ends without adopting it leaves it (forget_if_ended).
-    ThreadCounters* claim_for(int tid, clockid_t clock) noexcept {
-        int i = pop(slots_);
-        if (i < 0 && used_.load(std::memory_order_relaxed) < N) i = used_.fetch_add(1, std::memory_order_acq_rel);
-        if (i < 0 || i >= N) {
-            note_overflow();
-            return nullptr;
-        }
-        ThreadCounters* c = &slots_[i];
-        c->pool = this;
-        c->index = i;
-        c->external.store(0, std::memory_order_relaxed);
-        c->in_task.store(0, std::memory_order_relaxed);
-        c->worker.store(0, std::memory_order_relaxed);
-        c->owner.store(nullptr, std::memory_order_relaxed);
-        c->cpu_clock.store(clock, std::memory_order_relaxed);
-        c->tid.store(tid, std::memory_order_release);
-        return c;
-    }
+    ThreadCounters* claim_for(int tid, clockid_t clock) noexcept { return take(tid, clock); }
     // The calling thread takes over `c`, claimed for it by claim_for: given back when it exits.
     void adopt(ThreadCounters* c, ThreadCounters** owner) noexcept { release_at_exit(c, owner); }
     // Controller: a slot claimed for a thread that ended before adopting it stops being read (its
@@ -207,6 +174,26 @@ public:
     }
 
 private:
+    // A free or never-used slot for thread `tid` (0: its clock is unknown), no owner yet.
+    ThreadCounters* take(int tid, clockid_t clock) noexcept {
+        int i = pop(slots_);
+        if (i < 0 && used_.load(std::memory_order_relaxed) < N) i = used_.fetch_add(1, std::memory_order_acq_rel);
+        if (i < 0 || i >= N) {
+            note_overflow();
+            return nullptr;
+        }
+        ThreadCounters* c = &slots_[i];
+        c->pool = this;
+        c->index = i;
+        c->external.store(0, std::memory_order_relaxed);
+        c->in_task.store(0, std::memory_order_relaxed);
+        c->worker.store(0, std::memory_order_relaxed);
+        c->owner.store(nullptr, std::memory_order_relaxed);
+        if (tid) c->cpu_clock.store(clock, std::memory_order_relaxed);
+        c->tid.store(tid, std::memory_order_release);
+        return c;
+    }
+
     std::atomic<int> used_{0};
     ThreadCounters slots_[N];
 };
