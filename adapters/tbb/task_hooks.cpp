@@ -47,8 +47,7 @@ struct ThreadState {
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
 
-// The thread's slot, claimed on its first event (and again after fork): the one slow path, where
-// TBB's first use is also told to the shim.
+// State::claim_lock, held around a slot scan and claim (never per task).
 class ClaimLock {
 public:
     ClaimLock() noexcept {
@@ -65,6 +64,9 @@ ThreadCounters* claimed_for(int tid) noexcept {
     return nullptr;
 }
 
+// The thread's slot, claimed on its first event (and again after fork), or adopted if the thread
+// that created it claimed one for it: the one slow path, where TBB's first use is also told to
+// the shim.
 __attribute__((noinline)) void attach(ThreadState& t, std::uint32_t gen) noexcept {
     note_used();
     {
