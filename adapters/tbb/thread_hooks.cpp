@@ -9,6 +9,7 @@
 // TSan, preloaded before the shim) sits between libtbb and this function. Nothing runs in the new
 // thread: its start routine is passed on as it came (a sanitizer's own start routine must run
 // before any of the shim's instrumented code does in that thread).
+#include <dlfcn.h>
 #include <pthread.h>
 #include <time.h>
 
@@ -26,19 +27,29 @@ using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void
 apshim::NextFn<Create> next_create{"pthread_create"};
 APSHIM_RESOLVE_AT_LOAD(next_create)
 
-// Frames looked at: this function, up to two interceptors, and their caller.
+// Frames looked at above pthread_create: up to two interceptors, and their caller.
 constexpr int kCreatorFrames = 6;
+
+bool in_shim(unw_word_t ip) noexcept {
+    static Dl_info self{};
+    static bool known = dladdr(reinterpret_cast<void*>(&in_shim), &self) != 0;
+    Dl_info info;
+    return known && dladdr(reinterpret_cast<void*>(ip), &info) != 0 && info.dli_fbase == self.dli_fbase;
+}
 
 // A cursor stepped frame by frame, not unw_backtrace: that one keeps a per-thread cache whose
 // thread-exit destructor takes a lock after a sanitizer has torn the thread down (TSan: SEGV in
-// every thread that created a worker).
-bool created_by_tbb() noexcept {
+// every thread that created a worker). The first frame above this one is the interposer below;
+// above it, the shim's own code (its controller thread, started from a hook that libtbb called)
+// is not TBB's, however close libtbb is on the stack.
+__attribute__((noinline)) bool created_by_tbb() noexcept {
     unw_context_t context;
     unw_cursor_t cursor;
     if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return false;
+    if (unw_step(&cursor) <= 0) return false;  // to pthread_create below
     for (int i = 0; i < kCreatorFrames && unw_step(&cursor) > 0; ++i) {
         unw_word_t ip = 0;
-        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0) return false;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || in_shim(ip)) return false;
         if (apshim::tbb_adapter::in_tbb(static_cast<std::uintptr_t>(ip))) return true;
     }
     return false;

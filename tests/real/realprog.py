@@ -58,9 +58,11 @@ def trace_rows(pattern):
 class RealProgram:
     """make_argv(tag) -> argv for one run (its outputs named after tag, in the test's directory);
     output_of(tag, measured) -> what must be identical to the native run's; env: extra
-    environment for every run (e.g. LD_LIBRARY_PATH); cwd_of(tag) -> working directory."""
+    environment for every run (e.g. LD_LIBRARY_PATH); cwd_of(tag) -> working directory;
+    threads: how many of the program's threads can work at once, when known (alone, no cycle
+    may count more threads at work: the shim's own controller thread is none of them)."""
 
-    def __init__(self, name, build, make_argv, output_of, env=None, cwd_of=None):
+    def __init__(self, name, build, make_argv, output_of, env=None, cwd_of=None, threads=None):
         self.shim = Shim(build)
         self.check = Check(name)
         self.make_argv, self.output_of = make_argv, output_of
@@ -70,6 +72,7 @@ class RealProgram:
         self.reference = None
         self.timeout = NATIVE_TIMEOUT_S
         self.inconclusive = False
+        self.threads = threads
 
     def run(self, tag, env, timeout):
         m = run_measured(self.make_argv(tag), env, timeout, cwd=self.cwd_of(tag))
@@ -113,6 +116,9 @@ class RealProgram:
         if self.ok("alone", m):
             rows = trace_rows(trace)
             self.check.expect(len(rows) > 0, f"alone: the shim attached (APSHIM_TRACE has {len(rows)} rows)")
+            if self.threads and rows:
+                most = max(r["usage"] for r in rows)
+                self.check.expect(most <= self.threads, f"alone: at most {self.threads} threads measured at work in a cycle ({most})")
         return m
 
     def throttled(self):
