@@ -130,9 +130,8 @@ bool others_busy(Slots& slots, const ThreadCounters* self) noexcept {
     return false;
 }
 
-// CPU time (ns) the live owner of `c` has used so far, from its CPU clock; 0 while the slot is
-// free or when the clock cannot be read (its thread just ended).
-// `ns` is left alone when the clock cannot be read (no live owner, or its thread ended).
+// CPU time (ns) the live owner of `c` has used so far, from its CPU clock, into `ns`; false, `ns`
+// left alone, when the clock cannot be read (no live owner, or its thread ended).
 inline bool read_owner_cpu(const ThreadCounters& c, std::uint64_t& ns) noexcept {
     timespec ts;
     if (c.tid.load(std::memory_order_acquire) == 0 || clock_gettime(c.cpu_clock.load(std::memory_order_relaxed), &ts) != 0)
@@ -140,6 +139,7 @@ inline bool read_owner_cpu(const ThreadCounters& c, std::uint64_t& ns) noexcept 
     ns = static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
     return true;
 }
+// The same, 0 when the clock cannot be read.
 inline std::uint64_t owner_cpu_ns(const ThreadCounters& c) noexcept {
     std::uint64_t ns = 0;
     read_owner_cpu(c, ns);

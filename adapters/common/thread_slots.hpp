@@ -124,6 +124,12 @@ public:
     // until that thread adopts it (adopt, on its first event); null when all N are taken. Never
     // given back: a thread that ends without adopting it leaves it (forget_if_ended).
     ThreadCounters* claim_for(int tid, clockid_t clock) noexcept { return take(tid, clock); }
+    // The slot of the live thread `tid` (claimed by it, or for it), or null.
+    ThreadCounters* find(int tid) noexcept {
+        for (int i = 0, n = used(); i < n; ++i)
+            if (slots_[i].tid.load(std::memory_order_acquire) == tid) return &slots_[i];
+        return nullptr;
+    }
     // The calling thread takes over `c`, claimed for it by claim_for: given back when it exits.
     void adopt(ThreadCounters* c, ThreadCounters** owner) noexcept { release_at_exit(c, owner); }
     // Controller: a slot claimed for a thread that ended before adopting it stops being read (its

@@ -56,14 +56,6 @@ public:
     ~ClaimLock() { state().claim_lock.clear(std::memory_order_release); }
 };
 
-// The slot claimed for this thread by the thread that created it (a TBB worker), or null.
-ThreadCounters* claimed_for(int tid) noexcept {
-    auto& slots = state().slots;
-    for (int i = 0, n = slots.used(); i < n; ++i)
-        if (slots[i].tid.load(std::memory_order_acquire) == tid && slots[i].owner.load(std::memory_order_acquire) == nullptr) return &slots[i];
-    return nullptr;
-}
-
 // The thread's slot, claimed on its first event (and again after fork), or adopted if the thread
 // that created it claimed one for it: the one slow path, where TBB's first use is also told to
 // the shim.
@@ -71,7 +63,9 @@ __attribute__((noinline)) void attach(ThreadState& t, std::uint32_t gen) noexcep
     note_used();
     {
         ClaimLock lock;
-        if (ThreadCounters* mine = claimed_for(static_cast<int>(syscall(SYS_gettid)))) {
+        // A slot with this thread's id and no owner was claimed for it by its creator (a worker).
+        ThreadCounters* mine = state().slots.find(static_cast<int>(syscall(SYS_gettid)));
+        if (mine && mine->owner.load(std::memory_order_acquire) == nullptr) {
             state().slots.adopt(mine, &t.counters);  // given back when this thread exits
             t.counters = mine;
         } else {
@@ -229,16 +223,12 @@ void worker_created(clockid_t clock) noexcept {
     if ((clock & 7) != 6) return;
     int tid = static_cast<int>(~(clock >> 3));
     ClaimLock lock;
-    auto& slots = state().slots;
-    // The worker may have run its first hook already (then it claimed a slot of its own).
-    for (int i = 0, n = slots.used(); i < n; ++i)
-        if (slots[i].tid.load(std::memory_order_acquire) == tid) {
-            // Its first wait may have counted it as an external thread meanwhile: it is not one.
-            slots[i].worker.store(1, std::memory_order_relaxed);
-            slots[i].external.store(0, std::memory_order_relaxed);
-            return;
-        }
-    if (ThreadCounters* c = slots.claim_for(tid, clock)) c->worker.store(1, std::memory_order_relaxed);
+    // The worker may have run its first hook already (then it claimed a slot of its own), and its
+    // first wait may have counted it as an external thread meanwhile: it is not one.
+    ThreadCounters* c = state().slots.find(tid);
+    if (c) c->external.store(0, std::memory_order_relaxed);
+    else c = state().slots.claim_for(tid, clock);
+    if (c) c->worker.store(1, std::memory_order_relaxed);
 }
 
 namespace {
@@ -311,7 +301,6 @@ using namespace apshim::tbb_adapter;
 // are wanted, gets the four stack functions. A loader that is given nothing but null values
 // reports no collector, and its runtime then runs the same code as without INTEL_LIBITTNOTIFY64.
 extern "C" __attribute__((visibility("default"))) void __itt_api_init(apshim::itt_abi::Global* g, int /*init_groups*/) {
-    using apshim::itt_abi::Global;
     if (!g || std::memcmp(g->magic, apshim::itt_abi::kMagic, sizeof g->magic) != 0 || !g->api_list) return;  // not a layout we know
     bool hooks = in_tbb(reinterpret_cast<std::uintptr_t>(__builtin_return_address(0))) && task_hooks_wanted();
     struct Hook {

@@ -30,11 +30,12 @@ APSHIM_RESOLVE_AT_LOAD(next_create)
 // Frames looked at above pthread_create: up to two interceptors, and their caller.
 constexpr int kCreatorFrames = 6;
 
+// No function-local static: its guard, taken by a thread that a fork() left behind, would hang
+// the child's first thread creation. Two dladdr calls per frame, at thread creation only.
 bool in_shim(unw_word_t ip) noexcept {
-    static Dl_info self{};
-    static bool known = dladdr(reinterpret_cast<void*>(&in_shim), &self) != 0;
-    Dl_info info;
-    return known && dladdr(reinterpret_cast<void*>(ip), &info) != 0 && info.dli_fbase == self.dli_fbase;
+    Dl_info self, info;
+    return dladdr(reinterpret_cast<void*>(&in_shim), &self) != 0 && dladdr(reinterpret_cast<void*>(ip), &info) != 0 &&
+           info.dli_fbase == self.dli_fbase;
 }
 
 // A cursor stepped frame by frame, not unw_backtrace: that one keeps a per-thread cache whose
