@@ -31,9 +31,11 @@ public:
         Sample out = sampler_.sample(s.slots, s.limit.load(), timed_throughout_ && timing);
         timed_throughout_ = timing;
         // For the stall valve (stalled()), run after it in every cycle: the hooks count every
-        // task begun, timed or not (a CPU clock would read a thread spinning in a task as work).
+        // task begun, timed or not (a CPU clock would read a thread spinning in a task as work),
+        // and every wait while the valve may act. A cycle whose nested waits went uncounted
+        // (nested_waits_plain) counts as progress: it could not tell.
         std::uint64_t events = s.slots.total_events();
-        tasks_began_ = events != last_events_;
+        tasks_began_ = events != last_events_ || s.nested_waits_plain.load();
         last_events_ = events;
         return out;
     }
@@ -54,6 +56,7 @@ public:
                 s.lot.wake_all();
             }
             s.timing.store(false);
+            s.nested_waits_plain.store(true);  // no cap, no stall valve
             tcm::set_workers(-1);
             return;
         }
@@ -66,6 +69,10 @@ public:
         // idle rather than busy, and p is the allotment, so a job with work for all of them
         // still reads inefficiency near 0 and a serial one near 1, without a timestamp per task.
         bool timed = s.hooks.load() && ((n < tbb_default_concurrency() && host().parking_wanted()) || cpu_clocks_fall_short());
+        // Nested waits count as progress while the valve may act: under a cap, and while it is
+        // lifted (it comes down once tasks begin again); and they keep WaitScope's timing rules
+        // from before the hooks time anything.
+        s.nested_waits_plain.store(!timed && !stuck && n >= tbb_default_concurrency());
         if (timed) s.timing.store(true);
         // oneTBB 2021.11+ asks the shim for its arenas' workers (tcm_server.hpp): the main thread
         // is one of the allotment's threads, workers the rest.
@@ -114,6 +121,7 @@ public:
         s.limit.store(0);
         s.lot.wake_all();
         s.timing.store(false);
+        s.nested_waits_plain.store(true);
         timed_throughout_ = false;
         release_control();
         tcm::set_workers(-1);
@@ -135,6 +143,7 @@ public:
         s.seen.store(false);
         s.limit.store(0);
         s.timing.store(false);
+        s.nested_waits_plain.store(true);
         s.finalizing.store(0);  // only the forking thread survives, and it is not inside finalize
         // The child's TBB is not ours to steer through the parent's control object (TBB itself
         // does not survive fork well); start over, measured afresh. The parent's control is

@@ -22,6 +22,11 @@ struct State {
     // oneTBB calls the task hooks (task_hooks.cpp, __itt_api_init: only where parking may be
     // needed). Without them nothing times a task, and the CPU clocks measure every cycle.
     std::atomic<bool> hooks{false};
+    // A wait nested in another wait needs no bookkeeping (task_hooks.cpp, plain_nested): set by
+    // the controller while the hooks are untimed and nothing caps TBB below its own concurrency,
+    // so that the stall valve, which counts every wait as progress, is off. Its readers are
+    // every nested wait: one relaxed load.
+    std::atomic<bool> nested_waits_plain{true};
     // Serialises the two ways a worker's slot is claimed (task_hooks.cpp): by the thread creating
     // it (claim_for) and by the worker itself on its first event (adopting that slot, or claiming
     // one). Taken once per thread, never per task.
@@ -54,7 +59,7 @@ struct State {
 };
 
 // Defined in tbb_adapter.cpp; inline because every task's hooks reach it.
-extern State g_state;
+extern State g_state __attribute__((visibility("hidden")));
 inline State& state() noexcept { return g_state; }
 Adapter& adapter() noexcept;
 // Every oneTBB adapter of the process (one), used or not.
