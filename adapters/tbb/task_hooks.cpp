@@ -339,17 +339,13 @@ APSHIM_RESOLVE_AT_LOAD(next_execute_and_wait)
 
 // A wait nested in another wait of the same thread changes nothing the shim reads while
 // State::nested_waits_plain holds: its thread is inside TBB already (in_task), it is no outermost
-// entry, and its event would only feed the stall valve, which is off then. So it costs one
-// branch and a depth count (kept for the moment the flag drops: WaitScope's rules need it), and
-// Recursive task programs (fib: a wait in
-// every task) pay this on every task; the full WaitScope cost them 67 instructions a task.
-struct NestedWait {
-    ThreadState& t;
-    explicit NestedWait(ThreadState& ts) noexcept : t(ts) { ++t.wait_depth; }
-    ~NestedWait() { --t.wait_depth; }  // also when the wait rethrows a task's exception
-};
-bool plain_nested(const ThreadState& t) noexcept {
-    return t.wait_depth > 0 && state().nested_waits_plain.load(std::memory_order_relaxed);
+// entry, and its event would only feed the stall valve, which is off then. So it goes straight
+// to libtbb (a tail call: one branch and a jump). It leaves wait_depth alone: every rule reads
+// only whether that is 0, and the enclosing wait, which counted, holds it above 0 throughout.
+// Recursive task programs (fib: a wait in every task) pay this on every task; the full
+// WaitScope cost them 67 instructions a task.
+bool plain_nested() noexcept {
+    return t_state.wait_depth > 0 && state().nested_waits_plain.load(std::memory_order_relaxed);
 }
 
 __attribute__((noinline)) void full_wait(void* wait_ctx, void* ctx) {
@@ -368,21 +364,16 @@ __attribute__((noinline)) void full_execute_and_wait(void* t, void* t_ctx, void*
 
 }  // namespace
 
+// Not yet looked up (libtbb dlopen()ed later): the full path looks it up.
 void apshim_tbb_wait(void* wait_ctx, void* ctx) {
-    ThreadState& t = t_state;
-    if (plain_nested(t)) [[likely]] {
-        NestedWait scope(t);
-        return apshim::must_exist(next_wait.get(), APSHIM_TBB_WAIT)(wait_ctx, ctx);
-    }
+    if (plain_nested())
+        if (auto fn = next_wait.get_if_known()) [[likely]] return fn(wait_ctx, ctx);
     full_wait(wait_ctx, ctx);
 }
 
 void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_ctx) {
-    ThreadState& me = t_state;
-    if (plain_nested(me)) [[likely]] {
-        NestedWait scope(me);
-        return apshim::must_exist(next_execute_and_wait.get(), APSHIM_TBB_EXECUTE_AND_WAIT)(t, t_ctx, wait_ctx, w_ctx);
-    }
+    if (plain_nested())
+        if (auto fn = next_execute_and_wait.get_if_known()) [[likely]] return fn(t, t_ctx, wait_ctx, w_ctx);
     full_execute_and_wait(t, t_ctx, wait_ctx, w_ctx);
 }
 
