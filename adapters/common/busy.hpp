@@ -13,7 +13,8 @@
 //    keep their nesting counts; a runtime's own threads are measured by their CPU clocks, read
 //    by the controller once per cycle, and a thread that entered the runtime from outside (the
 //    program's main thread, a pthread forking OpenMP regions) by one interval around each of
-//    its outermost entries, so its serial code is not counted as the runtime's work.
+//    its outermost entries, so its serial code is not counted as the runtime's work (capped by its
+//    CPU clock: a thread switched out or blocked there uses no processor; SlotSampler).
 #pragma once
 
 #include <time.h>

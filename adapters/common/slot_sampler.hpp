@@ -42,9 +42,18 @@ public:
             ThreadSlots<N>::forget_if_ended(c);  // claimed for a thread that ended before adopting it
             std::uint64_t cpu_delta = cpu_since_last(c, i);
             double slot_ns = static_cast<double>(delta) * ns_per_tick;
-            if (!timed)
-                slot_ns = c.external.load(std::memory_order_relaxed) ? static_cast<double>(outer_delta) * ns_per_tick
-                                                                     : static_cast<double>(cpu_delta);
+            if (!timed) {
+                slot_ns = static_cast<double>(cpu_delta);
+                // An external thread: its time inside the runtime, but no more than the CPU it got
+                // (its clock also counts its own serial code, which the outer interval leaves out).
+                // Confined with more threads than CPUs it is switched out part of that time, and
+                // blocked in a wait it uses none: counting its wall time there read 1.5 busy
+                // processors on one CPU, and 10.5 on two with many threads waiting in TBB.
+                if (c.external.load(std::memory_order_relaxed)) {
+                    double outer_ns = static_cast<double>(outer_delta) * ns_per_tick;
+                    slot_ns = c.tid.load(std::memory_order_relaxed) != 0 ? std::min(outer_ns, slot_ns) : outer_ns;
+                }
+            }
             busy += slot_ns;
             if (slot_ns > 0) ++working;
         }

@@ -114,6 +114,13 @@ def measured_as(label, rows, want):
 
 rows = throttled_run("throttled")
 measured_as("throttled", rows, below)
+if tbb:
+    # Confined to one CPU, the clocks cannot count more than that CPU: the main thread inside its
+    # outermost wait counts the CPU it got, not its wall time (it read 1.5 before).
+    busy = [r["busy"] for r in rows[2:] if r["measure"] == "clocks"]
+    check.expect(busy and median(busy) <= 1.1 and max(busy) <= 1.3,
+                 f"throttled, confined: busy processors measured within the one CPU (median {median(busy):.2f}, "
+                 f"max {max(busy) if busy else float('nan'):.2f} over {len(busy)} cycles)")
 # Whatever measures it, a job at allotment 1 that keeps its CPU working asks for more (WSAP: r
 # near 0 gives p / eta = 2), one in its serial phase for 1: the decision stays the estimator's.
 working = [r for r in rows[2:] if r["busy"] > 0.5]
