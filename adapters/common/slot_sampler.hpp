@@ -40,7 +40,8 @@ public:
             std::uint64_t outer_delta = outer >= prev_outer_[i] ? outer - prev_outer_[i] : 0;
             prev_outer_[i] = outer;
             ThreadSlots<N>::forget_if_ended(c);  // claimed for a thread that ended before adopting it
-            std::uint64_t cpu_delta = cpu_since_last(c, i);
+            bool clock_read = false;
+            std::uint64_t cpu_delta = cpu_since_last(c, i, clock_read);
             double slot_ns = static_cast<double>(delta) * ns_per_tick;
             if (!timed) {
                 slot_ns = static_cast<double>(cpu_delta);
@@ -51,7 +52,7 @@ public:
                 // processors on one CPU, and 10.5 on two with many threads waiting in TBB.
                 if (c.external.load(std::memory_order_relaxed)) {
                     double outer_ns = static_cast<double>(outer_delta) * ns_per_tick;
-                    slot_ns = c.tid.load(std::memory_order_relaxed) != 0 ? std::min(outer_ns, slot_ns) : outer_ns;
+                    slot_ns = clock_read ? std::min(outer_ns, slot_ns) : outer_ns;
                 }
             }
             busy += slot_ns;
@@ -81,8 +82,11 @@ private:
     // CPU time slot i's owners used since the previous call: the live owner's clock plus what
     // exited owners left (thread_slots.hpp). Never negative: a total that reads lower for a
     // moment (an owner between its exit and its slot's update) counts nothing until it is past.
-    std::uint64_t cpu_since_last(const ThreadCounters& c, int i) noexcept {
-        std::uint64_t total = c.exited_cpu_ns.load(std::memory_order_acquire) + owner_cpu_ns(c);
+    // `clock_read`: the live owner's clock could be read (no owner, or its thread just ended: not).
+    std::uint64_t cpu_since_last(const ThreadCounters& c, int i, bool& clock_read) noexcept {
+        std::uint64_t live = 0;
+        clock_read = read_owner_cpu(c, live);
+        std::uint64_t total = c.exited_cpu_ns.load(std::memory_order_acquire) + live;
         if (total <= prev_cpu_[i]) return 0;
         std::uint64_t delta = total - prev_cpu_[i];
         prev_cpu_[i] = total;
