@@ -208,13 +208,23 @@ APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)
 APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 
 // Waits: the whole call is idle time, except task bodies run inside it (they push work).
+// Untimed, a wait nested in a frame goes to libgomp with no frame of its own (plain_nested_wait:
+// fib's taskwait per task cost 154 instructions with its frame, tests/cost).
 #define APSHIM_GOMP_WAIT(R, name, params, args)                                                              \
     APSHIM_GOMP_NEXT_FN(R(*) params, name)                                                                   \
-    APSHIM_EXPORT R name params {                                                                            \
-        auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
-        if (!apshim::host().enabled()) return real_fn args;                                                 \
+    namespace {                                                                                              \
+    __attribute__((noinline)) R framed_##name params {                                                       \
+        auto real_fn = apshim::must_exist(next_##name.get(), #name);                                         \
+        if (!apshim::host().enabled()) return real_fn args;                                                  \
         Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
         return real_fn args;                                                                                 \
+    }                                                                                                        \
+    }                                                                                                        \
+    APSHIM_EXPORT R name params {                                                                            \
+        auto real_fn = next_##name.get_if_known();                                                           \
+        if (real_fn && plain_nested_wait(g_gomp_state, t_state)) [[likely]]                                  \
+            return real_fn args;                                                                             \
+        return framed_##name args;                                                                           \
     }
 // Barriers: the same, and a thread beyond what the allotment admits waits before entering
 // (parking.hpp: at_barrier).
@@ -292,9 +302,9 @@ __attribute__((noinline)) void task_slow(void (*fn)(void*), void* data, void (*c
 APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
                              long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
                              void* detach) {
-    auto real_fn = next_GOMP_task.get();
+    auto real_fn = next_GOMP_task.get_if_known();  // null until resolved: task_slow resolves it
     if (real_fn && !g_gomp_state.timing.load(std::memory_order_relaxed) &&
-        (!apshim::host().enabled() || made_task_noted(g_gomp_state, t_state))) [[likely]]
+        (made_task_noted(g_gomp_state, t_state) || !apshim::host().enabled())) [[likely]]
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
     task_slow(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
 }

@@ -181,6 +181,18 @@ inline void region_started(State& s, ThreadState& t, const void* team) noexcept 
     t.counters->engaged.store(1, std::memory_order_release);
 }
 
+// Untimed (busy.hpp), a wait inside another frame (a taskwait in a region or a task) may skip its
+// own frame: untimed nothing reads a frame's wait bit (is_busy only times, in_explicit_task only
+// matters for wrapped tasks, which are timed), and only an outermost frame moves an external
+// thread's outer interval. The caller decides once and, if so, pushes and pops nothing, so the
+// depth stays consistent. Timing coming on during such a wait reads the thread as in the frame
+// below (busy) until the wait returns: accuracy, for that one wait. An interval the timed hooks
+// left open takes the framed path, which closes it (account), as before.
+APSHIM_HOT inline bool plain_nested_wait(const State& s, const ThreadState& t) noexcept {
+    return t.depth > 0 && !s.timing.load(std::memory_order_relaxed) && t.counters &&
+           t.counters->busy_since.load(std::memory_order_relaxed) == 0;
+}
+
 // The thread, attached since the last fork, already told its teammates that it makes tasks in
 // this region (made_task below has nothing to do).
 APSHIM_HOT inline bool made_task_noted(const State& s, const ThreadState& t) noexcept {
