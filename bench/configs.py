@@ -7,6 +7,9 @@ what each one is (shown by `bench/run.py --list`); apshim configurations also ca
 est_cycle, policy and eta for the analyses (O1/O2 tables).
 """
 
+import os
+import sys
+
 DEFAULT_EST_CYCLE_MS = 5  # the shim's default (README options table)
 
 
@@ -68,6 +71,19 @@ def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False):
     return configure
 
 
+def apshim_alt(job, sc):
+    """apshim from another build, for an interleaved A/B of two versions of the shim: the library
+    named by APSHIM_BENCH_ALT_LIB (e.g. a build of the previous commit)."""
+    lib = os.environ.get("APSHIM_BENCH_ALT_LIB")
+    if not lib or not os.path.isfile(lib):
+        sys.exit("configuration apshim-alt: set APSHIM_BENCH_ALT_LIB to another build's libapshim.so")
+    argv, env = apshim()(job, sc)
+    env["LD_PRELOAD"] = lib
+    return argv, env
+
+
+apshim_alt.est_cycle_ms, apshim_alt.policy, apshim_alt.eta = DEFAULT_EST_CYCLE_MS, "wsap", 0.5
+
 EST_CYCLES_MS = [1, 2, 5, 10, 25, 50, 100]  # Sen §7.1.1's sweep
 
 # Name -> configuration. Scenarios pick from these by name.
@@ -87,6 +103,7 @@ ALL = {
     "apshim-equi": apshim(policy="static"),
     "apshim-inst": apshim(policy="inst"),
     "apshim-cap": apshim(cap=True),
+    "apshim-alt": apshim_alt,
 }
 for _ms in EST_CYCLES_MS:
     ALL[f"apshim-ec{_ms}"] = apshim(est_cycle_ms=_ms)
@@ -108,6 +125,7 @@ META = {
     "apshim-equi": "apshim, APSHIM_POLICY=static: desire = P always, i.e. dynamic equipartition",
     "apshim-inst": "apshim, APSHIM_POLICY=inst: instantaneous-parallelism strawman (Sen §4.2)",
     "apshim-cap": "apshim with Sen's allocation limit (O3, P1): each job --threads P/2",
+    "apshim-alt": "apshim from the library in APSHIM_BENCH_ALT_LIB (an A/B of two builds)",
 }
 for _ms in EST_CYCLES_MS:
     META[f"apshim-ec{_ms}"] = f"apshim, APSHIM_EST_CYCLE_MS={_ms}"

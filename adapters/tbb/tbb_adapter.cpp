@@ -72,7 +72,7 @@ public:
         // Nested waits count as progress while the valve may act: under a cap, and while it is
         // lifted (it comes down once tasks begin again); and they keep WaitScope's timing rules
         // from before the hooks time anything.
-        s.nested_waits_plain.store(!timed && !stuck && n >= tbb_default_concurrency());
+        s.nested_waits_plain.store(!timed && !stuck && !holds_tbb_back(n));
         if (timed) s.timing.store(true);
         // oneTBB 2021.11+ asks the shim for its arenas' workers (tcm_server.hpp): the main thread
         // is one of the allotment's threads, workers the rest.
@@ -168,6 +168,17 @@ private:
     // again. A long task that is merely slow lifts it too: that costs only oversubscription
     // inside the job, which confinement keeps on the job's CPUs.
     static constexpr std::uint64_t kStallNs = 100000000ull;
+    // Does allotment `n` hold TBB below its own concurrency (what the stall valve is there to
+    // lift)? Through the control only where TBB has more than 2 threads (the control never goes
+    // below 2, below), through TCM's worker count (2021.11+), or through parking where it is
+    // wanted. On 2 CPUs, confined at allotment 1 and without TCM, nothing does: the job's two
+    // threads share its one CPU, and its nested waits stay a tail call (tests/cost, 11 instead of
+    // 67 instructions a task: fib at allotment 1 ran 3% slower than one thread natively).
+    static bool holds_tbb_back(int n) noexcept {
+        int own = tbb_default_concurrency();
+        return n < own && (own > 2 || tcm::clients() > 0 || host().parking_wanted());
+    }
+
     bool stalled(State& s) noexcept {
         std::uint64_t now = now_ns();
         if (tasks_began_ || last_progress_ns_ == 0 || !anyone_in_task(s.slots)) {

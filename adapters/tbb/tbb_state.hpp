@@ -23,7 +23,8 @@ struct State {
     // needed). Without them nothing times a task, and the CPU clocks measure every cycle.
     std::atomic<bool> hooks{false};
     // A wait nested in another wait needs no bookkeeping (task_hooks.cpp, plain_nested): set by
-    // the controller while the hooks are untimed and nothing caps TBB below its own concurrency,
+    // the controller while the hooks are untimed and nothing holds TBB below its own concurrency
+    // (tbb_adapter.cpp, holds_tbb_back),
     // so that the stall valve, which counts every wait as progress, is off. Its readers are
     // every nested wait: one relaxed load.
     std::atomic<bool> nested_waits_plain{true};
