@@ -51,11 +51,15 @@ def backoff(blocktime_ms, spincount):
     return configure
 
 
-def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False):
+def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False):
     """LD_PRELOAD=libapshim.so with a private table. cap=True adds Sen's O3/P1 allocation limit:
-    each job may use at most P/2 workers (the workload's --threads)."""
+    each job may use at most P/2 workers (the workload's --threads). dynamic=True: the user allows
+    OpenMP's dynamic adjustment (OMP_DYNAMIC=true, as load_balance needs too), so the shim sizes
+    each outermost team to the allotment at its fork instead of keeping the promised size."""
     def configure(job, sc):
         env = {"LD_PRELOAD": sc.shim_lib, "APSHIM_GAT": sc.gat_path, "APSHIM_POLICY": policy}
+        if dynamic:
+            env["OMP_DYNAMIC"] = "true"
         if sc.P_override:
             env["APSHIM_P"] = str(sc.P)
         if eta is not None:
@@ -103,6 +107,7 @@ ALL = {
     "apshim-equi": apshim(policy="static"),
     "apshim-inst": apshim(policy="inst"),
     "apshim-cap": apshim(cap=True),
+    "apshim-dynamic": apshim(dynamic=True),
     "apshim-alt": apshim_alt,
 }
 for _ms in EST_CYCLES_MS:
@@ -125,6 +130,7 @@ META = {
     "apshim-equi": "apshim, APSHIM_POLICY=static: desire = P always, i.e. dynamic equipartition",
     "apshim-inst": "apshim, APSHIM_POLICY=inst: instantaneous-parallelism strawman (Sen §4.2)",
     "apshim-cap": "apshim with Sen's allocation limit (O3, P1): each job --threads P/2",
+    "apshim-dynamic": "apshim with OMP_DYNAMIC=true: teams sized to the allotment at each fork (the user allows it)",
     "apshim-alt": "apshim from the library in APSHIM_BENCH_ALT_LIB (an A/B of two builds)",
 }
 for _ms in EST_CYCLES_MS:

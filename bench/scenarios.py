@@ -272,7 +272,7 @@ def haselsteiner(build, P, quick=False, runtime="omp_clang"):
     jobs = [Job("phases", [wl(build, "phases", runtime)] + phases, 0.0, span_fraction=span_phases(*map(int, phases))),
             Job("pfor", [wl(build, "pfor", runtime)] + pfor, 0.0)]
     configs = ["native", "passive", "backoff-1ms", "backoff-10ms", "backoff-50ms", "load_balance", "apshim",
-               "apshim-equi"]
+               "apshim-equi", "apshim-dynamic"]
     if runtime != "omp_clang":
         configs.remove("load_balance")
     suffix = "" if runtime == "omp_clang" else "_gomp"

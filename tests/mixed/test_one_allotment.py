@@ -39,7 +39,7 @@ def one_run(mode, bound, what):
     check.expect(wait_for(registered_and_grown, 30), f"{mode}: the job registered and got more than one processor")
     wait_for(lambda: registered_and_grown() and False, 1.0, interval=0.1)  # a few more looks at the table
     out, err = p.communicate(timeout=120)
-    check.expect(p.returncode == 0, f"{mode}: exit 0 (stderr: {err.strip()[:200]})")
+    check.expect(p.returncode == 0, f"{mode}: exit 0 (exit {p.returncode}, stderr: {err.strip()[:200]})")
     check.expect(out == native.stdout, f"{mode}: same checksum as without the shim")
     check.expect(rows_seen and max(rows_seen) == 1, f"{mode}: one table row for the process ({sorted(set(rows_seen))})")
     peak = int(err.split("peak")[1])
