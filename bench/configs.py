@@ -51,13 +51,20 @@ def backoff(blocktime_ms, spincount):
     return configure
 
 
-def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False):
+def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False, alt_lib=False):
     """LD_PRELOAD=libapshim.so with a private table. cap=True adds Sen's O3/P1 allocation limit:
     each job may use at most P/2 workers (the workload's --threads). dynamic=True: the user allows
     OpenMP's dynamic adjustment (OMP_DYNAMIC=true, as load_balance needs too), so the shim sizes
-    each outermost team to the allotment at its fork instead of keeping the promised size."""
+    each outermost team to the allotment at its fork instead of keeping the promised size.
+    alt_lib=True: the library named by APSHIM_BENCH_ALT_LIB (another build, e.g. of the previous
+    commit) instead of this build's, for an interleaved A/B of two versions of the shim."""
     def configure(job, sc):
-        env = {"LD_PRELOAD": sc.shim_lib, "APSHIM_GAT": sc.gat_path, "APSHIM_POLICY": policy}
+        lib = sc.shim_lib
+        if alt_lib:
+            lib = os.environ.get("APSHIM_BENCH_ALT_LIB")
+            if not lib or not os.path.isfile(lib):
+                sys.exit("configuration apshim-alt: set APSHIM_BENCH_ALT_LIB to another build's libapshim.so")
+        env = {"LD_PRELOAD": lib, "APSHIM_GAT": sc.gat_path, "APSHIM_POLICY": policy}
         if dynamic:
             env["OMP_DYNAMIC"] = "true"
         if sc.P_override:
@@ -74,19 +81,6 @@ def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False)
     configure.policy, configure.eta = policy, eta or 0.5
     return configure
 
-
-def apshim_alt(job, sc):
-    """apshim from another build, for an interleaved A/B of two versions of the shim: the library
-    named by APSHIM_BENCH_ALT_LIB (e.g. a build of the previous commit)."""
-    lib = os.environ.get("APSHIM_BENCH_ALT_LIB")
-    if not lib or not os.path.isfile(lib):
-        sys.exit("configuration apshim-alt: set APSHIM_BENCH_ALT_LIB to another build's libapshim.so")
-    argv, env = apshim()(job, sc)
-    env["LD_PRELOAD"] = lib
-    return argv, env
-
-
-apshim_alt.est_cycle_ms, apshim_alt.policy, apshim_alt.eta = DEFAULT_EST_CYCLE_MS, "wsap", 0.5
 
 EST_CYCLES_MS = [1, 2, 5, 10, 25, 50, 100]  # Sen §7.1.1's sweep
 
@@ -108,7 +102,7 @@ ALL = {
     "apshim-inst": apshim(policy="inst"),
     "apshim-cap": apshim(cap=True),
     "apshim-dynamic": apshim(dynamic=True),
-    "apshim-alt": apshim_alt,
+    "apshim-alt": apshim(alt_lib=True),
 }
 for _ms in EST_CYCLES_MS:
     ALL[f"apshim-ec{_ms}"] = apshim(est_cycle_ms=_ms)

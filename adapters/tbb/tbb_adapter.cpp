@@ -91,13 +91,7 @@ public:
         // A finalize in progress dropped the control and must not see a new one (task_hooks.cpp).
         if (s.finalizing.load() > 0) return;
         if (s.control.load() == nullptr) control_value_ = 0;  // dropped by a finished finalize
-        // The control never goes below 2 (one TBB worker) where TBB has workers at all: at 1,
-        // TBB's soft limit is 0 workers, and work only a worker can take (an arena without
-        // slots for application threads, tasks left in an arena by a thread that stopped looking)
-        // waits for ever: oneTBB's test_task_arena, test_task_group and test_resumable_tasks hung
-        // (tests/peer/RESULTS.md). Allotment 1 is enforced by parking that worker instead
-        // (task_hooks.cpp), whose escape rules and progress valve cannot hang the program.
-        n = std::max(n, std::min(2, tbb_default_concurrency()));
+        n = control_for(n);
         if (n == control_value_) return;
         if (!resolve()) return;
         // Create the new control before destroying the old one: destroying the last control
@@ -168,15 +162,23 @@ private:
     // again. A long task that is merely slow lifts it too: that costs only oversubscription
     // inside the job, which confinement keeps on the job's CPUs.
     static constexpr std::uint64_t kStallNs = 100000000ull;
+    // The max_allowed_parallelism control for allotment `n`: never below 2 (one TBB worker) where
+    // TBB has workers at all. At 1, TBB's soft limit is 0 workers, and work only a worker can take
+    // (an arena without slots for application threads, tasks left in an arena by a thread that
+    // stopped looking) waits for ever: oneTBB's test_task_arena, test_task_group and
+    // test_resumable_tasks hung (tests/peer/RESULTS.md). Allotment 1 is enforced by confinement,
+    // or by parking that worker (task_hooks.cpp), whose escape rules and progress valve cannot
+    // hang the program.
+    static int control_for(int n) noexcept { return std::max(n, std::min(2, tbb_default_concurrency())); }
+
     // Does allotment `n` hold TBB below its own concurrency (what the stall valve is there to
-    // lift)? Through the control only where TBB has more than 2 threads (the control never goes
-    // below 2, below), through TCM's worker count (2021.11+), or through parking where it is
-    // wanted. On 2 CPUs, confined at allotment 1 and without TCM, nothing does: the job's two
-    // threads share its one CPU, and its nested waits stay a tail call (tests/cost, 11 instead of
-    // 67 instructions a task: fib at allotment 1 ran 3% slower than one thread natively).
+    // lift)? Through the control (control_for), through TCM's worker count (2021.11+), or through
+    // parking where it is wanted. On 2 CPUs, confined at allotment 1 and without TCM, nothing
+    // does: the job's two threads share its one CPU, and its nested waits stay a tail call (11
+    // instead of 67 instructions a task: fib at allotment 1 ran 3% slower than one thread natively).
     static bool holds_tbb_back(int n) noexcept {
         int own = tbb_default_concurrency();
-        return n < own && (own > 2 || tcm::clients() > 0 || host().parking_wanted());
+        return n < own && (control_for(n) < own || tcm::clients() > 0 || host().parking_wanted());
     }
 
     bool stalled(State& s) noexcept {

@@ -206,7 +206,7 @@ def T1_of(spec):
 #  shim  today's shim (docs/ARCHITECTURE.md): idle threads block as in `park`; under apshim a job
 #        joins at desire P, is measured by its threads' CPU clocks while its allotment covers its
 #        threads and by the hooks otherwise (--measure auto; a oneTBB job, whose hooks stay untimed
-#        while it is confined, by the clocks always: MEASURE), is held to its allotment by
+#        while it is confined, by the clocks always: the scenario's "measure"), is held to its allotment by
 #        confinement instead of parking (--confine), lends while quiet for 1 ms (--lend), and its
 #        work is scaled by its shim cost alone (the hooks untimed).
 #  cost  `shim` with a per-measure shim cost: each job's work scaled by
@@ -223,22 +223,19 @@ IDLE_S = {"tbb": 100e-6, "omp_clang": 0.2, "omp_gcc": 0.01}
 PARK_VALVE_S = 0.2   # oneTBB adapter: one stay in the parking lot lasts at most 200 ms
 
 
-# How the shim measures each scenario's jobs (the `shim` and `cost` variants): oneTBB's hooks stay
-# untimed while the job is confined (docs/ARCHITECTURE.md), so a oneTBB job is measured by its
-# clocks in every cycle (the real traces: 1.00 of cycles `clocks`); OpenMP jobs by the auto rule.
-# The simulator has one rule per run: mixed_pair (oneTBB fib + libomp pfor) keeps auto, so its fib
-# is modelled timed while throttled, as it is not.
-MEASURE = {"tbb_pair": "clocks", "phases_pair": "clocks", "loopy_inst": "clocks"}
-
-
+# "measure": how the shim measures a scenario's jobs (the `shim` and `cost` variants). oneTBB's
+# hooks stay untimed while the job is confined (docs/ARCHITECTURE.md), so a oneTBB-only scenario
+# is measured by the clocks in every cycle (the real traces: 1.00 of cycles `clocks`); OpenMP jobs
+# by the auto rule. The simulator has one rule per run: mixed_pair (oneTBB fib + libomp pfor) keeps
+# auto, so its fib is modelled timed while throttled, as it is not.
 def scenarios(cal, u_us):
     fib_tbb = fib_dag(cal["fib_tbb"][0])
     pfor = pfor_dag(cal["pfor"][0], 60)
     return {
         "tbb_pair": {"jobs": [("fib", fib_tbb, 0.0, "fib_tbb"), ("pfor", pfor, 0.5, "pfor")],
-                     "configs": ["native", "static", "apshim"], "runtime": "tbb"},
+                     "configs": ["native", "static", "apshim"], "runtime": "tbb", "measure": "clocks"},
         "phases_pair": {"jobs": [("phases", phases_dag(u_us), 0.0, "phases"), ("pfor", pfor, 0.0, "pfor")],
-                        "configs": ["native", "static", "apshim"], "runtime": "tbb"},
+                        "configs": ["native", "static", "apshim"], "runtime": "tbb", "measure": "clocks"},
         "omp_pair": {"jobs": [("fib", fib_dag(cal["fib_omp_clang"][0]), 0.0, "fib_omp"), ("pfor", pfor, 0.5, "pfor")],
                      "configs": ["native", "passive", "static", "load_balance", "apshim"], "runtime": "omp_clang"},
         "gomp_pair": {"jobs": [("fib", fib_dag(cal["fib_omp_gcc"][0]), 0.0, "fib_omp"), ("pfor", pfor, 0.5, "pfor")],
@@ -248,7 +245,8 @@ def scenarios(cal, u_us):
                        "configs": ["native", "passive", "static", "apshim"], "runtime": "tbb"},
         "loopy_inst": {"jobs": [("loopy", loopy_dag(u_us), 0.0, "loopy"),
                                 ("pfor", pfor_dag(cal["pfor_small"][0], 30), 0.0, "pfor")],
-                       "configs": ["native", "apshim", "apshim-inst", "apshim-asteal", "apshim-equi"], "runtime": "tbb"},
+                       "configs": ["native", "apshim", "apshim-inst", "apshim-asteal", "apshim-equi"], "runtime": "tbb",
+                       "measure": "clocks"},
     }
 
 
@@ -305,7 +303,7 @@ def sim_call(sc, config, seed, variant="sen", overhead=None, trace=False):
     if variant == "park" and apshim and sc["runtime"] == "tbb":
         extra += ["--outermost-only", "--park-valve", steps(PARK_VALVE_S)]
     if variant in ("shim", "cost") and apshim:
-        extra += ["--join-desire", "P", "--measure", MEASURE.get(sc["name"], "auto"), "--confine", "--lend",
+        extra += ["--join-desire", "P", "--measure", sc.get("measure", "auto"), "--confine", "--lend",
                   steps(LEND_MS / 1000)]
     args = ["--P", P, "--est-cycle", steps(EST_CYCLE_MS / 1000), "--eta", ETA, "--seed", seed,
             *SIM_ARGS[config], *extra, "--jobs", ",".join(jobs), "--out", "trace" if trace else "jobs"]
@@ -328,7 +326,7 @@ the hooks' timed cost 1.135 there) had 17 of 24 rows in the real range; tbb_pair
 **This validation** (2026-11-25, `bench/results/2026-11-25b-all-dev2core`, apshim at 0b1a017:
 oneTBB without task hooks while confined, nested waits a tail call, the clocks measure capped at
 the CPU an external thread got, libgomp's nested taskwaits without a frame). One model change:
-a oneTBB job is measured by its CPU clocks in every cycle (`MEASURE`), because the confined shim
+a oneTBB job is measured by its CPU clocks in every cycle (the scenario's `measure`), because the confined shim
 keeps oneTBB's hooks untimed at any allotment; the real traces agree (1.00 of the cycles of every
 oneTBB job read `clocks`; under the auto rule the model had 0.16 for fib, and charged it the old
 timed cost for the rest). So fib is charged its untimed cost alone, 0.921 (the lone job ran 8%
@@ -386,8 +384,6 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     cal, u_us, over, timed_over = calibration()
     scs = scenarios(cal, u_us)
-    for name, sc in scs.items():
-        sc["name"] = name
     seeds = list(range(1, a.seeds + 1))
     kinds = list(VARIANTS)
 
