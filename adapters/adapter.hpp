@@ -32,6 +32,10 @@ struct Sample {
     // is then every allowed thread while its regions run).
     enum class Measure { none, clocks, timed };
     Measure measure = Measure::none;
+    // Work intervals the timed hooks saw begin since the previous sample (a task, a chunk, a
+    // thread's share of a region after a barrier): the job's progress marks, which tell the
+    // controller whether confinement slows its hand-overs (shim/confine_check.hpp). 0 untimed.
+    std::uint64_t events = 0;
 };
 
 // What an adapter sees its threads doing right now (Adapter::activity): enough for the controller
@@ -114,8 +118,13 @@ public:
     // Parking at safe points is then only a cost: a thread parked before its next chunk comes
     // back up to one escape poll (1 ms) late, and with a teammate spinning on a user-level flag
     // (NPB LU's pipeline) up to a second late: LU.S at allotment 1 took 13-17 s against 0.17 s
-    // confined without parking. Lock-free (one atomic load).
+    // confined without parking. Also false while the confinement check leaves a job unconfined
+    // because confinement slows its hand-overs (shim/confine_check.hpp): parking would throttle
+    // those very hand-overs. Lock-free (two atomic loads).
     virtual bool parking_wanted() const noexcept { return true; }
+    // True while confinement holds some of the job's threads to fewer CPUs than its own (a thread
+    // spinning there keeps a teammate from the CPU). One atomic load.
+    virtual bool confined() const noexcept { return false; }
     // False when confinement can never hold this job (the user binds threads, APSHIM_CONFINE=0,
     // no readable CPU mask): then only parking enforces an allotment, and adapters keep the
     // per-task hooks parking needs. It can still turn false later (the program binds itself).

@@ -33,6 +33,7 @@ bool g_captured = false;
 const char* g_why_off = nullptr;
 std::atomic<bool> g_active{false};
 std::atomic<bool> g_program_binds{false};
+std::atomic<bool> g_suspended{false};
 // The confinement mask now, double-buffered for thread_to_confined() in program threads: the
 // controller writes the spare buffer, then flips the index.
 cpu_set_t g_masks[2];
@@ -114,6 +115,18 @@ bool set_and_true(const char* name, std::initializer_list<const char*> off_value
     return true;
 }
 
+// The CPUs of the table processors `procs` (of P), into `mask`: empty for a row without a set
+// yet. False when the original mask has no CPU to map them to.
+bool mask_for(const gat::ProcSet& procs, int P, cpu_set_t& mask) {
+    if (g_cpu_order.empty()) compute_cpu_order();
+    const int n = static_cast<int>(g_cpu_order.size());
+    if (n == 0) return false;
+    CPU_ZERO(&mask);
+    for (int i = 0; i < P && i < gat::kMaxProcessors; ++i)
+        if (procs[i]) CPU_SET(g_cpu_order[i % n], &mask);
+    return true;
+}
+
 }  // namespace
 
 void capture_at_load() noexcept {
@@ -137,6 +150,10 @@ const cpu_set_t& original() noexcept { return g_original; }
 
 int confined_cpus() noexcept { return g_confined_cpus.load(std::memory_order_relaxed); }
 
+void suspend(bool on) noexcept { g_suspended.store(on, std::memory_order_release); }
+
+bool suspended() noexcept { return g_suspended.load(std::memory_order_acquire); }
+
 void program_binds() noexcept { g_program_binds.store(true, std::memory_order_release); }
 
 bool program_bound() noexcept { return g_program_binds.load(std::memory_order_acquire); }
@@ -149,13 +166,8 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     if (g_why_off) return false;
     ApplyLock lock;
     if (g_spawning.load(std::memory_order_acquire) > 0) return true;  // a child is starting on the original mask
-    if (g_cpu_order.empty()) compute_cpu_order();
-    const int n = static_cast<int>(g_cpu_order.size());
-    if (n == 0) return false;
     cpu_set_t mask;
-    CPU_ZERO(&mask);
-    for (int i = 0; i < P && i < gat::kMaxProcessors; ++i)
-        if (procs[i]) CPU_SET(g_cpu_order[i % n], &mask);
+    if (!mask_for(procs, P, mask)) return false;
     if (CPU_COUNT(&mask) == 0) return true;  // a row without a set yet: nothing to enforce
     const bool whole = CPU_EQUAL(&mask, &g_original);
     if (whole && !active()) return true;
@@ -190,6 +202,12 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
         g_active.store(false, std::memory_order_release);
     }
     return true;
+}
+
+bool restricts(const gat::ProcSet& procs, int P) noexcept {
+    if (g_why_off) return false;
+    cpu_set_t mask;
+    return mask_for(procs, P, mask) && CPU_COUNT(&mask) > 0 && !CPU_EQUAL(&mask, &g_original);
 }
 
 void release() noexcept {
@@ -250,6 +268,7 @@ void after_fork_child() noexcept {
     g_confined_cpus.store(0, std::memory_order_relaxed);
     g_active.store(false, std::memory_order_relaxed);
     g_spawning.store(0, std::memory_order_relaxed);
+    g_suspended.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace apshim::confine

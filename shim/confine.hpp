@@ -42,6 +42,15 @@ const char* why_off() noexcept;
 // the whole original mask lifts the confinement. Returns false when it cannot (and stopped).
 bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept;
 
+// Controller thread: apply(procs, P) would run the job on fewer CPUs than its original mask.
+bool restricts(const gat::ProcSet& procs, int P) noexcept;
+
+// Controller thread: the confinement check (confine_check.hpp) keeps the job unconfined for now,
+// probing it or because confinement slows its hand-overs; nothing else may throttle it then
+// (Host::parking_wanted). Cleared whenever confinement applies or is not wanted.
+void suspend(bool on) noexcept;
+bool suspended() noexcept;
+
 // Every thread we confined goes back to the original mask; confinement is off until apply().
 void release() noexcept;
 

@@ -13,6 +13,7 @@
 #include "adapters/common/clock.hpp"
 #include "gat/table.hpp"
 #include "shim/confine.hpp"
+#include "shim/confine_check.hpp"
 #include "shim/estimators/estimator.hpp"
 #include "shim/log.hpp"
 #include "shim/trace.hpp"
@@ -32,6 +33,10 @@ struct Controller::Impl {
     gat::ProcSet procs;  // the table processors the job runs on (confine.hpp)
     std::uint64_t last_busy[kMaxAdapters] = {};  // per adapters_ slot, the last cycle's busy time (the split)
     pid_t tid = 0;       // the controller thread's own: it is not confined
+    // Whether confinement costs the job more than the CPUs it takes (confine_check.hpp), fed
+    // each cycle with the job's progress marks and the process's CPU time (last_cpu_ns).
+    ConfineCheck check;
+    std::uint64_t last_cpu_ns = 0;
     // The CPU quota of the job's cgroup as last read (default_processors()), re-read once a
     // second: a container resized in place (Kubernetes in-place resize) changes the table's P
     // for the jobs in it. 0 when P did not come from the quota (APSHIM_P, or set by code).
@@ -47,6 +52,13 @@ struct Controller::Impl {
     bool quiet_seen = false;        // the previous poll found the job quiet ...
     std::uint64_t quiet_entries = 0;  // ... with this Activity::entries total (kept while lent)
 };
+
+// The process's CPU time, every thread's (the controller's own is a small constant share).
+static std::uint64_t process_cpu_ns() noexcept {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
 
 // How often the CPU quota is re-read.
 constexpr std::uint64_t kQuotaCheckNs = 1000000000ull;
@@ -312,7 +324,7 @@ void Controller::follow_quota(std::uint64_t now) noexcept {
 void Controller::cycle(std::uint64_t now) noexcept {
     Impl& s = *impl_;
     // 1. Measure.
-    std::uint64_t busy = 0;
+    std::uint64_t busy = 0, events = 0;
     int usage = 0;
     bool timed = false, clocks = false;
     Adapter* list[kMaxAdapters];
@@ -324,6 +336,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
         s.last_busy[&slot - adapters_] = smp.busy_ns;
         list[n++] = a;
         busy += smp.busy_ns;
+        events += smp.events;
         usage += smp.usage;
         timed = timed || smp.measure == Sample::Measure::timed;
         clocks = clocks || smp.measure == Sample::Measure::clocks;
@@ -382,11 +395,26 @@ void Controller::cycle(std::uint64_t now) noexcept {
             s.table->path().c_str(), kUpdateFailuresToReport, s.allotment);
     }
 
-    // 4-5. Adjust usage and confine.
+    // 4-5. Adjust usage and confine (unless that costs the job more than the CPUs it takes).
+    std::uint64_t cpu_now = process_cpu_ns();
+    if (a > 0 && opts_.confine_check && !confine::why_off()) {
+        s.check.step(now, events, cpu_now - std::min(cpu_now, s.last_cpu_ns), confine::restricts(s.procs, s.P));
+        if (s.check.probe_ended())
+            log(LogLevel::debug, "confine check: %.2fx the progress per CPU-second unconfined (%llu marks in %.1f ms CPU "
+                "unconfined, %llu in %.1f ms confined)", s.check.last_ratio(),
+                static_cast<unsigned long long>(s.check.probe_window().events), s.check.probe_window().cpu_ns / 1e6,
+                static_cast<unsigned long long>(s.check.confined_window().events), s.check.confined_window().cpu_ns / 1e6);
+        if (s.check.first_hold_started())
+            log(LogLevel::warn, "the job's threads hand work to each other %.0fx faster per CPU-second on all its CPUs "
+                "than confined to its allotment's: running them unconfined (as without the shim) for %.0f s at a time, "
+                "then measuring again", s.check.last_ratio(), static_cast<double>(s.check.hold_ns()) / 1e9);
+    }
+    s.last_cpu_ns = cpu_now;
     apply_allotment(a > 0);
     if (s.trace.is_open())
         s.trace.write(TraceRow{(now - s.t0) / 1e6, publish, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
-                               threads_running(), timed ? "timed" : clocks ? "clocks" : "none"});
+                               threads_running(), timed ? "timed" : clocks ? "clocks" : "none",
+                               ConfineCheck::name(s.check.phase())});
 }
 
 // Mutex held. 4. Adjust usage: split the allotment among the runtimes by their measured demand
@@ -407,9 +435,14 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     int share[kMaxAdapters];
     split_allotment(s.allotment, busy, n, share);
     for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
-    if (confine_now && !confine::apply(s.procs, s.P, s.tid))
+    bool suspended = confine_now && !s.check.allows();  // probing, or hand-over bound (confine_check.hpp)
+    if (confine_now) confine::suspend(suspended);
+    if (suspended) {
+        confine::release();
+    } else if (confine_now && !confine::apply(s.procs, s.P, s.tid)) {
         if (const char* why = confine::why_off())
             APSHIM_LOG_ONCE(LogLevel::info, "stopped confining threads: %s", why);
+    }
 }
 
 // Mutex held. Another job's DP run changed the table between our cycles: take our allotment and

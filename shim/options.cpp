@@ -134,7 +134,7 @@ constinit const OptionSpec kSpecs[] = {
      }},
     {"APSHIM_TRACE", "--trace", "PATH", "file path, %p = pid", "(none)",
      "write one CSV row per est_cycle: time_ms, desire, allotment, usage, inefficiency, busy, cpus, "
-     "threads_running, measure (shim/README.md says what each means)",
+     "threads_running, measure, confine_check (shim/README.md says what each means)",
      [](std::string_view t, Options& o) {
          if (t.empty() || t.size() > 200 || has_control(t)) return false;
          o.trace.assign(t);
@@ -156,6 +156,13 @@ constinit const OptionSpec kSpecs[] = {
      "(off by itself where the user binds threads: OMP_PROC_BIND, OMP_PLACES, KMP_AFFINITY, "
      "GOMP_CPU_AFFINITY, or the program's own sched_setaffinity); 0 leaves only parking at safe points",
      [](std::string_view t, Options& o) { return parse_bool(t, o.confine); }},
+    {"APSHIM_CONFINE_CHECK", "--confine-check", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
+     "1 compares, now and then, a confined job's progress per CPU-second with a 30 ms unconfined "
+     "probe, and leaves unconfined (as without the shim, said once on stderr) a job that gets more than "
+     "3x as far unconfined: threads that hand work to each other thousands of times a second, or spin "
+     "on each other's flags, wait for a context switch at every hand-over when they share CPUs. 0 "
+     "confines every throttled job, whatever it costs it",
+     [](std::string_view t, Options& o) { return parse_bool(t, o.confine_check); }},
     {"APSHIM_SHRINK_TEAMS", "--shrink-teams", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "0",
      "1 sizes default OpenMP teams to the allotment even while dynamic adjustment is off (as "
      "OMP_DYNAMIC=true allows). Risky: OpenMP then breaks its promise of omp_get_max_threads() "

@@ -82,7 +82,8 @@ public:
         return ns > 0 ? ns : static_cast<std::uint64_t>(g_options->est_cycle_ms * 1e6);
     }
     bool shrink_teams_opted_in() const noexcept override { return g_options->shrink_teams; }
-    bool parking_wanted() const noexcept override { return !confine::active(); }
+    bool parking_wanted() const noexcept override { return !confine::active() && !confine::suspended(); }
+    bool confined() const noexcept override { return confine::active(); }
     bool confinement_possible() const noexcept override { return confine::why_off() == nullptr; }
     bool inline_tasks() const noexcept override { return g_options->inline_tasks; }
     void reclaim() const noexcept override { g_controller->wake_to_reclaim(); }

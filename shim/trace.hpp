@@ -24,6 +24,9 @@ namespace apshim {
 //   measure          how busy was measured: "timed" (the hooks timed every task: the job was
 //                    throttled), "clocks" (the threads' CPU clocks, the hooks untimed), or
 //                    "none" (no runtime measured: none started yet, or libomp without OMPT)
+//   confine_check    what the confinement check (shim/confine_check.hpp) made of the cycle: "-"
+//                    (nothing checked: nothing to confine, or confinement or the check is off), "confined", "probe" (unconfined for a moment to compare
+//                    the job's progress), "handover" (found hand-over bound: not confined for now)
 struct TraceRow {
     double time_ms;
     int desire, allotment, usage;
@@ -32,6 +35,7 @@ struct TraceRow {
     int cpus;
     int threads_running;
     const char* measure;
+    const char* confine_check;
 };
 
 // Threads of this process in state R (running or runnable), from /proc/self/task: for the trace

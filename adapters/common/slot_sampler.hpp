@@ -63,6 +63,7 @@ public:
         std::uint64_t events = slots.total_events();
         // Untimed hooks count no events: any work measured says the runtime was used.
         out.used = events != prev_events_ || (!timed && busy > 0);
+        out.events = events >= prev_events_ ? events - prev_events_ : 0;
         prev_events_ = events;
         out.busy_ns = static_cast<std::uint64_t>(busy);
         out.measure = timed ? Sample::Measure::timed : Sample::Measure::clocks;

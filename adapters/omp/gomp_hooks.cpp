@@ -8,7 +8,8 @@
 //  - GOMP_task: the task body runs through a wrapper that pushes a work frame (so tasks run
 //    inside barriers count as work) and parks a thread beyond the allotment before the body;
 //  - dynamic/guided chunk fetches (GOMP_loop_*_{start,next}): a thread beyond the allotment
-//    parks before fetching (parking.hpp); a fetch that finds the loop done releases the parked.
+//    parks before fetching (parking.hpp); a fetch that finds the loop done releases the parked;
+//  - those fetches and GOMP_ordered_start: a progress mark while timed (shim/confine_check.hpp).
 // Not covered: the GOMP 1.0 pair GOMP_parallel_start/end (compilers before GCC 4.9), taskloop
 // bodies (timed as part of whatever encloses them), ordered and critical waits (counted as work).
 #include <alloca.h>
@@ -316,6 +317,7 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
         auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
         if (!on()) return real_fn args;                                                                      \
         park_here();                                                                                         \
+        note_progress(g_gomp_state, t_state);                                                                \
         bool more = real_fn args;                                                                            \
         if (!more) loop_exhausted(g_gomp_state);                                                             \
         return more;                                                                                         \
@@ -345,3 +347,12 @@ APSHIM_GOMP_START_ULL(GOMP_loop_ull_dynamic_start)
 APSHIM_GOMP_START_ULL(GOMP_loop_ull_guided_start)
 APSHIM_GOMP_START_ULL(GOMP_loop_ull_nonmonotonic_dynamic_start)
 APSHIM_GOMP_START_ULL(GOMP_loop_ull_nonmonotonic_guided_start)
+
+// Ordered turns: a progress mark each (a loop whose threads take turns thousands of times a
+// second is what confinement slows most: shim/confine_check.hpp).
+APSHIM_GOMP_NEXT_FN(void (*)(), GOMP_ordered_start)
+APSHIM_EXPORT void GOMP_ordered_start() {
+    auto real_fn = apshim::must_exist(next_GOMP_ordered_start.get(), "GOMP_ordered_start");
+    if (apshim::host().enabled()) note_progress(g_gomp_state, t_state);
+    real_fn();
+}

@@ -12,7 +12,8 @@
 //    gives each thread its own range up front, so a parked thread can hold the very iteration
 //    its teammates wait for (LLVM's kmp_doacross_check hung; tests/peer);
 //  - __kmpc_flush: while confined, a thread spinning on flushes gives its CPU to a teammate;
-//  - __kmpc_omp_task_alloc / __kmpc_omp_task: at allotment 1, tasks made inside tasks run at once.
+//  - __kmpc_omp_task_alloc / __kmpc_omp_task: at allotment 1, tasks made inside tasks run at once;
+//  - __kmpc_ordered, and every chunk fetch: a progress mark while timed (shim/confine_check.hpp).
 // Measuring is the OMPT tool's job (ompt_hooks.cpp). No locks, no allocation, no logging here.
 #include <sched.h>
 #include <unistd.h>
@@ -236,7 +237,7 @@ thread_local const ident_t* t_last_flush_loc = nullptr;
 
 extern "C" __attribute__((visibility("default"))) void __kmpc_flush(ident_t* loc) {
     apshim::must_exist(next_flush.get(), "__kmpc_flush")(loc);
-    if (apshim::host().parking_wanted()) return;  // not confined (adapter.hpp)
+    if (!apshim::host().confined()) return;
     std::uint64_t now = apshim::now_ticks(), last = t_last_flush;
     const ident_t* last_loc = t_last_flush_loc;
     t_last_flush = now;
@@ -275,7 +276,10 @@ APSHIM_KMP_DISPATCH_INIT(8u, std::uint64_t, std::int64_t)
         auto get_level = kmp.level.get();                                                                     \
         bool on = apshim::host().enabled() && thread_num && get_level;                                       \
         if (on && t_parkable_loop && t_doacross == 0) park_if_surplus(g_kmp_state, kmp_thread_state(), thread_num(), get_level()); \
-        if (on) resume_timing(g_kmp_state, kmp_thread_state());                                               \
+        if (on) {                                                                                             \
+            resume_timing(g_kmp_state, kmp_thread_state());                                                   \
+            note_progress(g_kmp_state, kmp_thread_state());                                                   \
+        }                                                                                                     \
         int more = fn(loc, gtid, p_last, p_lb, p_ub, p_st);                                                   \
         if (on && !more) loop_exhausted(g_kmp_state);                                                         \
         return more;                                                                                          \
@@ -336,4 +340,17 @@ extern "C" __attribute__((visibility("default"))) kmp_int32 __kmpc_omp_task(iden
         }
     }
     return apshim::must_exist(next_task.get(), "__kmpc_omp_task")(loc, gtid, task);
+}
+
+// Ordered turns: a progress mark each (shim/confine_check.hpp), as in gomp_hooks.cpp.
+namespace {
+using Ordered = void (*)(ident_t*, kmp_int32);
+NextFn<Ordered> next_ordered{"__kmpc_ordered"};
+APSHIM_RESOLVE_AT_LOAD(next_ordered)
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void __kmpc_ordered(ident_t* loc, kmp_int32 gtid) {
+    auto real_fn = apshim::must_exist(next_ordered.get(), "__kmpc_ordered");
+    if (apshim::host().enabled()) note_progress(g_kmp_state, kmp_thread_state());
+    real_fn(loc, gtid);
 }

@@ -95,6 +95,13 @@ APSHIM_HOT inline void resume_timing(State& s, ThreadState& t) noexcept {
     }
 }
 
+// A progress mark (a chunk fetched, an ordered turn taken), counted while timed: how far the job
+// gets per CPU-second tells the controller whether confinement slows its hand-overs
+// (Sample::events, shim/confine_check.hpp). One relaxed load untimed.
+APSHIM_HOT inline void note_progress(const State& s, ThreadState& t) noexcept {
+    if (t.counters && s.timing.load(std::memory_order_relaxed)) count_event(t.counters);
+}
+
 // An external thread's time inside the runtime (frames on its stack at all): its busy time in
 // untimed cycles. One timestamp per outermost entry, so per region, not per task.
 APSHIM_HOT inline void account_outer(ThreadState& t, int old_depth) noexcept {

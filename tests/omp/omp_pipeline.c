@@ -1,7 +1,9 @@
 /* Teammates that spin on each other's flags with `#pragma omp flush`, as NPB LU's pipeline does:
  * after WARM_MS of parallel busy work (the shim has confined the job by then), two threads hand a
  * token back and forth ROUNDS times, each spinning on `turn` with a flush until it is its turn.
- *   omp_pipeline ROUNDS WARM_MS
+ *   omp_pipeline ROUNDS WARM_MS [BARRIER_EVERY]
+ * BARRIER_EVERY > 0: both threads also meet at a barrier after every BARRIER_EVERY rounds (NPB LU's
+ * sweeps end at barriers: the runtime calls the shim's confinement check counts as progress).
  * stdout: "pipeline rounds=<R> checksum=<c> spins_per_handoff=<s>" (checksum independent of
  * timing). On one CPU without yielding, every handoff costs the waiter a whole time slice of
  * spinning (hundreds of thousands of flushes); yielding, a handful. */
@@ -14,6 +16,7 @@
 int main(int argc, char** argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 300;
     double warm_ms = argc > 2 ? atof(argv[2]) : 300;
+    int barrier_every = argc > 3 ? atoi(argv[3]) : 0;
     volatile int turn = 0;
     long spins[2] = {0, 0};
     unsigned long sum = 0;
@@ -32,6 +35,9 @@ int main(int argc, char** argv) {
                 sum += (unsigned long)(r * 2 + me);
                 turn = 1 - me;
 #pragma omp flush
+                if (barrier_every > 0 && (r + 1) % barrier_every == 0) {
+#pragma omp barrier
+                }
             }
             spins[me] = mine;
         }

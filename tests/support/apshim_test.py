@@ -79,11 +79,11 @@ class Shim:
 
 def read_trace(path):
     """APSHIM_TRACE rows as dicts of floats/ints: time_ms, desire, allotment, usage, inefficiency, busy,
-    cpus, threads_running; measure stays a string."""
+    cpus, threads_running; measure and confine_check stay strings."""
     rows = []
     with open(path) as f:
         for row in csv.DictReader(f):
-            rows.append({k: (float(v) if k in ("time_ms", "inefficiency", "busy") else v if k == "measure" else int(v))
+            rows.append({k: (float(v) if k in ("time_ms", "inefficiency", "busy") else v if k in ("measure", "confine_check") else int(v))
                          for k, v in row.items()})
     return rows
 

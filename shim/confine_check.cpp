@@ -1,0 +1,79 @@
+#include "shim/confine_check.hpp"
+
+#include <algorithm>
+
+namespace apshim {
+
+const char* ConfineCheck::name(Phase p) noexcept {
+    switch (p) {
+    case Phase::idle: return "-";
+    case Phase::confined: return "confined";
+    case Phase::probe: return "probe";
+    case Phase::hold: return "handover";
+    }
+    return "?";
+}
+
+void ConfineCheck::start_confined(std::uint64_t now) noexcept {
+    phase_ = Phase::confined;
+    since_ = now;
+    ref_ = Window{};
+}
+
+bool ConfineCheck::step(std::uint64_t now, std::uint64_t events, std::uint64_t cpu_ns, bool confinable) noexcept {
+    first_hold_now_ = false;
+    probe_ended_ = false;
+    if (!confinable) {  // nothing to confine: the next confinement starts a fresh window
+        phase_ = Phase::idle;
+        probe_after_ = kFirstProbeNs;
+        return true;
+    }
+    switch (phase_) {
+    case Phase::idle:  // the cycle just ended ran unconfined: not a confined sample
+        start_confined(now);
+        return true;
+    case Phase::confined: {
+        ref_.events += events;
+        ref_.cpu_ns += cpu_ns;
+        std::uint64_t confined_for = now - since_;
+        // A job with no progress marks while confined (one long region, CPU clocks measuring) has
+        // nothing to compare: it is never probed.
+        bool enough = ref_.events >= kMinRefEvents || (ref_.events > 0 && confined_for >= kMaxRefNs);
+        if (confined_for < probe_after_ || !enough || ref_.cpu_ns == 0) return true;
+        phase_ = Phase::probe;
+        since_ = now;
+        probe_ = Window{};
+        return false;
+    }
+    case Phase::probe: {
+        probe_.events += events;
+        probe_.cpu_ns += cpu_ns;
+        if (now - since_ < kProbeNs) return false;
+        probe_ended_ = true;
+        compared_ref_ = ref_;
+        // Per CPU-second, unconfined against confined (ref_.cpu_ns > 0: checked before probing).
+        double confined_rate = static_cast<double>(ref_.events) / static_cast<double>(ref_.cpu_ns);
+        double probe_rate = probe_.cpu_ns > 0 ? static_cast<double>(probe_.events) / static_cast<double>(probe_.cpu_ns) : 0;
+        last_ratio_ = confined_rate > 0 ? probe_rate / confined_rate : 0;
+        if (probe_.events >= kMinProbeEvents && last_ratio_ > kRatio) {
+            phase_ = Phase::hold;
+            since_ = now;
+            first_hold_now_ = !held_before_;
+            held_before_ = true;
+            return false;
+        }
+        probe_after_ = std::min(probe_after_ * 2, kMaxIntervalNs);
+        start_confined(now);
+        return true;
+    }
+    case Phase::hold:
+        if (now - since_ < hold_ns_) return false;
+        hold_ns_ = std::min(hold_ns_ * 2, kMaxHoldNs);
+        probe_after_ = kFirstProbeNs;
+        start_confined(now);
+        return true;
+    }
+    return true;
+}
+
+}  // namespace apshim

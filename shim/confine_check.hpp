@@ -1,0 +1,79 @@
+// Does confinement cost this job more than the processors it takes away?
+//
+// Confined to fewer CPUs than it has threads, a job's threads time-share those CPUs. That costs
+// little while they compute, and everything while they hand work to each other thousands of times
+// a second: every hand-over then waits for a context switch, or for the kernel's tick where the
+// waiter spins in the program's own code (NPB LU built with gcc: 0.07 s with one thread, over 20 s
+// with two threads on one CPU; LLVM's omp_for_collapse: 0.01 s, 1.5 s). No runtime hook sees
+// such a spin, so the check measures the outcome instead: the job's progress marks (work
+// intervals begun after a wait, which the timed hooks count: Sample::events) per CPU-second it
+// used, confined and in a short probe unconfined. A job that gets more than kRatio times as far
+// per CPU-second unconfined is hand-over bound: it is not confined for a hold period (running as
+// it would without the shim), then measured again. Per CPU-second, not per wall second, so that
+// a compute-bound job reads the same either way (it needs the same CPU per task wherever it runs),
+// whatever the co-runners do while it probes.
+//
+// Pure logic, controller thread only: the controller feeds it each cycle's counts.
+#pragma once
+
+#include <cstdint>
+
+namespace apshim {
+
+class ConfineCheck {
+public:
+    enum class Phase { idle, confined, probe, hold };
+
+    // Timing of probes and holds (ns). The first probe after kFirstProbeNs confined (and once the
+    // confined window has kMinRefEvents marks, or kMaxRefNs passed), the next after twice as long
+    // when it found nothing, up to kMaxIntervalNs; a probe lasts kProbeNs; a hold starts at
+    // kFirstHoldNs and doubles each time the job is found hand-over bound again, up to kMaxHoldNs.
+    static constexpr std::uint64_t kFirstProbeNs = 100'000'000;
+    static constexpr std::uint64_t kMaxIntervalNs = 6'400'000'000;
+    static constexpr std::uint64_t kMaxRefNs = 1'600'000'000;
+    static constexpr std::uint64_t kProbeNs = 30'000'000;
+    static constexpr std::uint64_t kFirstHoldNs = 1'000'000'000;
+    static constexpr std::uint64_t kMaxHoldNs = 32'000'000'000;
+    static constexpr std::uint64_t kMinRefEvents = 4;
+    static constexpr std::uint64_t kMinProbeEvents = 8;
+    // The yardstick of issue #13: a throttled program may take at most 3x its one-thread time.
+    static constexpr double kRatio = 3.0;
+
+    // One controller cycle: `events` and `cpu_ns` are what the job did in the cycle just ended (its
+    // progress marks, the process's CPU time); `confinable`: the allotment now asks for fewer CPUs
+    // than the job may use (confinement would restrict it). Returns whether to confine from now on.
+    bool step(std::uint64_t now_ns, std::uint64_t events, std::uint64_t cpu_ns, bool confinable) noexcept;
+
+    // Whether the last step() said to confine (for reallocations between cycles).
+    bool allows() const noexcept { return phase_ == Phase::idle || phase_ == Phase::confined; }
+    Phase phase() const noexcept { return phase_; }
+    // The last probe's ratio of unconfined to confined progress per CPU-second (0: none yet).
+    double last_ratio() const noexcept { return last_ratio_; }
+    // True once, at the step that started a hold the first time (for one line on stderr).
+    bool first_hold_started() const noexcept { return first_hold_now_; }
+    std::uint64_t hold_ns() const noexcept { return hold_ns_; }
+    static const char* name(Phase p) noexcept;
+    struct Window {
+        std::uint64_t events = 0, cpu_ns = 0;
+    };
+    // The windows the last probe compared (for the debug log).
+    const Window& confined_window() const noexcept { return compared_ref_; }
+    const Window& probe_window() const noexcept { return probe_; }
+    // True at the step that ended a probe.
+    bool probe_ended() const noexcept { return probe_ended_; }
+
+private:
+    void start_confined(std::uint64_t now) noexcept;
+
+    Phase phase_ = Phase::idle;
+    std::uint64_t since_ = 0;  // the phase began
+    std::uint64_t probe_after_ = kFirstProbeNs;
+    std::uint64_t hold_ns_ = kFirstHoldNs;
+    Window ref_, probe_, compared_ref_;
+    double last_ratio_ = 0;
+    bool held_before_ = false;
+    bool first_hold_now_ = false;
+    bool probe_ended_ = false;
+};
+
+}  // namespace apshim

@@ -1,0 +1,61 @@
+"""A job that confinement slows far more than it frees (shim/confine_check.hpp), throttled to
+allotment 1: a token ring whose two threads spin on each other's flag in the program's own code,
+meeting at a barrier every 10 rounds (NPB LU's pipelined sweeps). Built with gcc, `omp flush` is a
+fence, no call a hook could see: confined to one CPU, every hand-over waits for the kernel's tick
+(LU.S: 0.07 s with one thread, over 20 s). The check must find it by its progress marks (the
+barriers) per CPU-second, confined against a probe unconfined, and leave it unconfined, saying so
+once on stderr: trace rows `handover`. Without the check (APSHIM_CONFINE_CHECK=0) it stays confined
+and the waiter spins out whole time slices (spins per hand-over, a count). clang builds yield at
+the flush instead (kmp_hooks.cpp), so confinement costs them little: only the answer is checked
+there. Same answer as natively in every run."""
+import os
+import sys
+
+from apshim_test import Check, CoRunner, Shim, read_trace
+
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("omp.handover")
+gcc = prog.endswith("_gcc")
+
+
+def parse(out):
+    words = dict(w.split("=") for w in out.split()[1:])
+    return words.get("checksum"), float(words.get("spins_per_handoff", "nan"))
+
+
+def phases(pattern):
+    seen = set()
+    for name in os.listdir(shim.tmp):
+        if name.startswith(pattern):
+            seen |= {row["confine_check"] for row in read_trace(os.path.join(shim.tmp, name))}
+    return seen
+
+
+long_args = [prog, "1000000", "100", "10"]
+native = shim.run(long_args, shim.env(preload=False), timeout=60)
+check.expect(native.returncode == 0, f"runs natively ({native.returncode})")
+env = shim.env(P=2, gat=shim.path("throttled"), trace=shim.path("trace-check-%p.csv"))
+with CoRunner(shim, env, 2):
+    r = shim.run(long_args, env, timeout=90)
+check.expect(r.returncode == 0 and parse(r.stdout)[0] == parse(native.stdout)[0],
+             f"throttled: the native answer ({r.stdout.strip()})")
+if gcc:
+    seen = phases("trace-check-")
+    check.expect("handover" in seen, f"throttled: found hand-over bound and left unconfined (trace phases {sorted(seen)})")
+    said = r.stderr.count("hand work to each other")
+    check.expect(said == 1, f"said so once on stderr ({said} times: {r.stderr.strip()[:300]})")
+
+    short_args = [prog, "200", "100", "10"]
+    native_short = shim.run(short_args, shim.env(preload=False), timeout=60)
+    env0 = shim.env(P=2, gat=shim.path("throttled0"), trace=shim.path("trace-nocheck-%p.csv"), APSHIM_CONFINE_CHECK=0)
+    with CoRunner(shim, env0, 2):
+        r0 = shim.run(short_args, env0, timeout=90)
+    check.expect(r0.returncode == 0 and parse(r0.stdout)[0] == parse(native_short.stdout)[0],
+                 f"APSHIM_CONFINE_CHECK=0: the native answer ({r0.stdout.strip()})")
+    seen0 = phases("trace-nocheck-")
+    check.expect(seen0 <= {"-", "confined"}, f"APSHIM_CONFINE_CHECK=0: never probed (trace phases {sorted(seen0)})")
+    spins = parse(r0.stdout)[1]
+    check.expect(spins > 10000, f"APSHIM_CONFINE_CHECK=0: confined, the waiter spins out its time slices "
+                 f"({spins:.0f} spins per hand-over): what the check spares the job")
+check.done()

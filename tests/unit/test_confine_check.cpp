@@ -1,0 +1,119 @@
+// ConfineCheck (shim/confine_check.hpp): when a confined job is probed unconfined, and what it
+// takes to leave it unconfined.
+#include <catch2/catch.hpp>
+
+#include "shim/confine_check.hpp"
+
+using apshim::ConfineCheck;
+using Phase = ConfineCheck::Phase;
+
+namespace {
+constexpr std::uint64_t kMs = 1'000'000;
+constexpr std::uint64_t kCycle = 5 * kMs;
+
+// Drives the check cycle by cycle: `confined_rate` / `free_rate` progress marks per CPU-ms while
+// confined / unconfined (1 CPU-ms per cycle confined, 2 unconfined: two threads on two CPUs).
+struct Job {
+    ConfineCheck check;
+    std::uint64_t now = 0;
+    double confined_rate, free_rate;
+    bool confined = false;  // what the check said at the previous cycle
+    double carry = 0;       // marks not yet whole
+    Job(double c, double f) : confined_rate(c), free_rate(f) {}
+    bool cycle(bool confinable = true) {
+        now += kCycle;
+        bool ran_confined = confined;
+        std::uint64_t cpu = (ran_confined ? 1 : 2) * kCycle;
+        double rate = ran_confined ? confined_rate : free_rate;
+        carry += rate * static_cast<double>(cpu) / kMs;
+        auto events = static_cast<std::uint64_t>(carry);
+        carry -= static_cast<double>(events);
+        confined = check.step(now, events, cpu, confinable) && confinable;
+        return confined;
+    }
+    // Cycles until the phase is `p` (at most `limit` cycles); the number taken, or -1.
+    int until(Phase p, int limit = 10000) {
+        for (int i = 1; i <= limit; ++i) {
+            cycle();
+            if (check.phase() == p) return i;
+        }
+        return -1;
+    }
+};
+}  // namespace
+
+TEST_CASE("confine_check: nothing to confine, nothing to check", "[confine_check]") {
+    Job job(10, 100);
+    for (int i = 0; i < 1000; ++i) {
+        job.cycle(/*confinable=*/false);
+        REQUIRE(job.check.allows());
+    }
+    REQUIRE(job.check.phase() == Phase::idle);
+}
+
+TEST_CASE("confine_check: a compute-bound job stays confined, probed ever more rarely", "[confine_check]") {
+    Job job(10, 11);  // the same progress per CPU-second either way (10% from context switches)
+    int probes = 0, unconfined = 0;
+    Phase last = Phase::idle;
+    for (int i = 0; i < 20000; ++i) {  // 100 s
+        if (!job.cycle()) ++unconfined;
+        if (job.check.phase() == Phase::probe && last != Phase::probe) ++probes;
+        REQUIRE(job.check.phase() != Phase::hold);
+        last = job.check.phase();
+    }
+    // Probes after 0.1, 0.2, 0.4 ... 6.4 s of confinement, then every 6.4 s: about 20 in 100 s,
+    // 30 ms each (6 cycles): under 2.5% of the time unconfined.
+    REQUIRE(probes >= 10);
+    REQUIRE(probes <= 25);
+    REQUIRE(unconfined <= 20000 / 40);
+    REQUIRE(job.check.last_ratio() < 1.2);
+}
+
+TEST_CASE("confine_check: a hand-over-bound job is left unconfined, then measured again", "[confine_check]") {
+    Job job(0.1, 50);  // 500x as far per CPU-second unconfined (NPB LU built with gcc)
+    int first = job.until(Phase::hold);
+    REQUIRE(first > 0);
+    REQUIRE(first * kCycle <= 200 * kMs);  // found within the first probe, 100 ms + 30 ms
+    REQUIRE(job.check.first_hold_started());
+    REQUIRE(job.check.last_ratio() > 100);
+    // Held unconfined for 1 s, then confined again and probed again: found again, held 2 s.
+    int held = job.until(Phase::confined);
+    REQUIRE(held * kCycle >= 1000 * kMs);
+    REQUIRE(held * kCycle <= 1010 * kMs);
+    REQUIRE(job.until(Phase::hold) > 0);
+    REQUIRE_FALSE(job.check.first_hold_started());  // said once, not every time
+    held = job.until(Phase::confined);
+    REQUIRE(held * kCycle >= 2000 * kMs);
+}
+
+TEST_CASE("confine_check: a job without progress marks is never probed", "[confine_check]") {
+    Job job(0, 0);  // one long region measured by CPU clocks: the hooks count nothing
+    for (int i = 0; i < 2000; ++i) REQUIRE(job.cycle());
+    REQUIRE(job.check.phase() == Phase::confined);
+}
+
+TEST_CASE("confine_check: a probe with too few marks proves nothing", "[confine_check]") {
+    // 0.05 marks per CPU-ms confined, 0.1 free: a probe of 30 ms on 2 CPUs sees 6 (< 8).
+    Job job(0.05, 0.1);
+    for (int i = 0; i < 4000; ++i) job.cycle();
+    REQUIRE(job.check.phase() != Phase::hold);
+}
+
+TEST_CASE("confine_check: just below and just above the ratio", "[confine_check]") {
+    Job below(10, 29);
+    for (int i = 0; i < 4000; ++i) below.cycle();
+    REQUIRE(below.check.phase() != Phase::hold);
+    REQUIRE(below.check.last_ratio() < ConfineCheck::kRatio);
+    Job above(10, 31);
+    REQUIRE(above.until(Phase::hold, 4000) > 0);
+}
+
+TEST_CASE("confine_check: an allotment that covers the job ends the hold", "[confine_check]") {
+    Job job(0.1, 50);
+    REQUIRE(job.until(Phase::hold) > 0);
+    job.cycle(/*confinable=*/false);
+    REQUIRE(job.check.allows());
+    REQUIRE(job.check.phase() == Phase::idle);
+    REQUIRE(job.cycle());  // throttled again: confined, a fresh window
+    REQUIRE(job.check.phase() == Phase::confined);
+}
