@@ -32,10 +32,12 @@ struct Sample {
     // is then every allowed thread while its regions run).
     enum class Measure { none, clocks, timed };
     Measure measure = Measure::none;
-    // Work intervals the timed hooks saw begin since the previous sample (a task, a chunk, a
-    // thread's share of a region after a barrier): the job's progress marks, which tell the
-    // controller whether confinement slows its hand-overs (shim/confine_check.hpp). 0 untimed.
-    std::uint64_t events = 0;
+    // Progress marks since the previous sample: runtime calls whose number the program fixes,
+    // however its threads are scheduled (OpenMP: tasks made and run, chunks fetched, ordered turns,
+    // barriers and taskwaits entered), counted while the hooks are timed; 0 otherwise. How many
+    // the job makes per CPU-second tells the controller whether confinement slows its hand-overs
+    // (shim/confine_check.hpp).
+    std::uint64_t marks = 0;
 };
 
 // What an adapter sees its threads doing right now (Adapter::activity): enough for the controller

@@ -210,12 +210,28 @@ bool restricts(const gat::ProcSet& procs, int P) noexcept {
     return mask_for(procs, P, mask) && CPU_COUNT(&mask) > 0 && !CPU_EQUAL(&mask, &g_original);
 }
 
-void release() noexcept {
+void release(bool spread) noexcept {
     if (!active()) return;
+    // Spread: the CPUs just freed first, then the others, in topology order.
+    std::vector<int> order;
+    if (spread) {
+        for (int c : g_cpu_order)
+            if (!CPU_ISSET(c, &g_last)) order.push_back(c);
+        for (int c : g_cpu_order)
+            if (CPU_ISSET(c, &g_last)) order.push_back(c);
+    }
+    std::size_t next = 0;
     // Only threads still on our mask: a thread the program bound itself keeps its own.
     for (pid_t tid : list_threads()) {
         cpu_set_t m;
-        if (get_mask(tid, m) && CPU_EQUAL(&m, &g_last)) set_mask(tid, g_original);
+        if (!get_mask(tid, m) || !CPU_EQUAL(&m, &g_last)) continue;
+        if (!order.empty()) {  // one CPU for a moment: the kernel moves the thread there at once
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(order[next++ % order.size()], &one);
+            set_mask(tid, one);
+        }
+        set_mask(tid, g_original);
     }
     g_threads.clear();
     g_confined_cpus.store(0, std::memory_order_relaxed);

@@ -3,14 +3,17 @@
 // Confined to fewer CPUs than it has threads, a job's threads time-share those CPUs. That costs
 // little while they compute, and everything while they hand work to each other thousands of times
 // a second: every hand-over then waits for a context switch, or for the kernel's tick where the
-// waiter spins in the program's own code (NPB LU built with gcc: 0.07 s with one thread, over 20 s
+// waiter spins in the program's own code (NPB LU built with gcc: 0.02 s with one thread, 4-20 s
 // with two threads on one CPU; LLVM's omp_for_collapse: 0.01 s, 1.5 s). No runtime hook sees
-// such a spin, so the check measures the outcome instead: the job's progress marks (work
-// intervals begun after a wait, which the timed hooks count: Sample::events) per CPU-second it
-// used, confined and in a short probe unconfined. A job that gets more than kRatio times as far
+// such a spin, so the check measures the outcome instead: the job's progress marks per CPU-second
+// it used, confined and in a short probe unconfined. Marks are runtime calls whose number the
+// program fixes however its threads are scheduled (tasks made and run, chunks fetched, ordered
+// turns, barriers and taskwaits entered: Sample::marks), and every thread's kind of progress is
+// marked (a thread making a task graph up front, another running it), so that confined and
+// unconfined runs of the same phase count alike. A job that gets more than kRatio times as far
 // per CPU-second unconfined is hand-over bound: it is not confined for a hold period (running as
-// it would without the shim), then measured again. Per CPU-second, not per wall second, so that
-// a compute-bound job reads the same either way (it needs the same CPU per task wherever it runs),
+// it would without the shim), then measured again. Per CPU-second, not per wall second, so that a
+// compute-bound job reads the same either way (it needs the same CPU per task wherever it runs),
 // whatever the co-runners do while it probes.
 //
 // Pure logic, controller thread only: the controller feeds it each cycle's counts.

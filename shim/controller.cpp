@@ -324,7 +324,7 @@ void Controller::follow_quota(std::uint64_t now) noexcept {
 void Controller::cycle(std::uint64_t now) noexcept {
     Impl& s = *impl_;
     // 1. Measure.
-    std::uint64_t busy = 0, events = 0;
+    std::uint64_t busy = 0, marks = 0;
     int usage = 0;
     bool timed = false, clocks = false;
     Adapter* list[kMaxAdapters];
@@ -336,7 +336,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
         s.last_busy[&slot - adapters_] = smp.busy_ns;
         list[n++] = a;
         busy += smp.busy_ns;
-        events += smp.events;
+        marks += smp.marks;
         usage += smp.usage;
         timed = timed || smp.measure == Sample::Measure::timed;
         clocks = clocks || smp.measure == Sample::Measure::clocks;
@@ -398,7 +398,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // 4-5. Adjust usage and confine (unless that costs the job more than the CPUs it takes).
     std::uint64_t cpu_now = process_cpu_ns();
     if (a > 0 && opts_.confine_check && !confine::why_off()) {
-        s.check.step(now, events, cpu_now - std::min(cpu_now, s.last_cpu_ns), confine::restricts(s.procs, s.P));
+        s.check.step(now, marks, cpu_now - std::min(cpu_now, s.last_cpu_ns), confine::restricts(s.procs, s.P));
         if (s.check.probe_ended())
             log(LogLevel::debug, "confine check: %.2fx the progress per CPU-second unconfined (%llu marks in %.1f ms CPU "
                 "unconfined, %llu in %.1f ms confined)", s.check.last_ratio(),
@@ -438,7 +438,7 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     bool suspended = confine_now && !s.check.allows();  // probing, or hand-over bound (confine_check.hpp)
     if (confine_now) confine::suspend(suspended);
     if (suspended) {
-        confine::release();
+        confine::release(/*spread=*/true);
     } else if (confine_now && !confine::apply(s.procs, s.P, s.tid)) {
         if (const char* why = confine::why_off())
             APSHIM_LOG_ONCE(LogLevel::info, "stopped confining threads: %s", why);

@@ -32,6 +32,11 @@ struct alignas(64) ThreadCounters {
     std::atomic<std::uint64_t> busy_ns{0};     // completed busy intervals
     std::atomic<std::uint64_t> busy_since{0};  // start of the open busy interval, 0 when not busy
     std::atomic<std::uint64_t> events{0};      // tasks/chunks begun (activity indicator)
+    // OpenMP, while timed: the program's runtime calls whose number the program fixes, however its
+    // threads are scheduled (tasks made and run, chunks fetched, ordered turns, barriers and taskwaits
+    // entered): progress marks for shim/confine_check.hpp. Unlike `events` (busy intervals begun,
+    // which depend on how often threads go idle), confined and unconfined runs count the same.
+    std::atomic<std::uint64_t> marks{0};
     // OpenMP: 1 while the thread is in its share of an outermost region and not at one of its
     // barriers, waits inside that share (taskwait) included: it still has its part to do.
     std::atomic<std::uint32_t> engaged{0};
@@ -112,6 +117,10 @@ inline std::uint64_t outer_until(const ThreadCounters& c, std::uint64_t now) noe
 }
 
 // One more task or chunk begun.
+inline void count_mark(ThreadCounters* c) noexcept {
+    c->marks.store(c->marks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
 inline void count_event(ThreadCounters* c) noexcept {
     if (c) c->events.store(c->events.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }

@@ -63,8 +63,10 @@ public:
         std::uint64_t events = slots.total_events();
         // Untimed hooks count no events: any work measured says the runtime was used.
         out.used = events != prev_events_ || (!timed && busy > 0);
-        out.events = events >= prev_events_ ? events - prev_events_ : 0;
         prev_events_ = events;
+        std::uint64_t marks = slots.total_marks();
+        out.marks = marks >= prev_marks_ ? marks - prev_marks_ : 0;
+        prev_marks_ = marks;
         out.busy_ns = static_cast<std::uint64_t>(busy);
         out.measure = timed ? Sample::Measure::timed : Sample::Measure::clocks;
         out.usage = std::max(1, limit > 0 ? std::min(working, limit) : working);
@@ -77,6 +79,7 @@ public:
         std::memset(prev_cpu_, 0, sizeof prev_cpu_);
         std::memset(prev_outer_, 0, sizeof prev_outer_);
         prev_events_ = 0;
+        prev_marks_ = 0;
     }
 
 private:
@@ -99,6 +102,7 @@ private:
     std::uint64_t prev_cpu_[kSlots] = {};
     std::uint64_t prev_outer_[kSlots] = {};
     std::uint64_t prev_events_ = 0;
+    std::uint64_t prev_marks_ = 0;
     TickRate rate_;
 };
 

@@ -153,6 +153,7 @@ public:
             slots_[i].busy_ns.store(0);
             slots_[i].busy_since.store(0);
             slots_[i].events.store(0);
+            slots_[i].marks.store(0);
             slots_[i].owner.store(nullptr);
             slots_[i].next_free.store(-1);
             slots_[i].tid.store(0);
@@ -171,6 +172,11 @@ public:
     std::uint64_t total_busy(std::uint64_t now) noexcept {
         std::uint64_t sum = 0;
         for (int i = 0, n = used(); i < n; ++i) sum += busy_until(slots_[i], now);
+        return sum;
+    }
+    std::uint64_t total_marks() noexcept {
+        std::uint64_t sum = 0;
+        for (int i = 0, n = used(); i < n; ++i) sum += slots_[i].marks.load(std::memory_order_relaxed);
         return sum;
     }
     std::uint64_t total_events() noexcept {

@@ -127,6 +127,7 @@ APSHIM_UNCHECKED_READ TaskHeader handed_over(const TaskHeader* p) noexcept {
 void run_task(void* p) {
     TaskHeader h = handed_over(static_cast<const TaskHeader*>(p));
     Frame work(g_gomp_state, t_state, /*wait=*/false, /*task=*/true);
+    note_progress(g_gomp_state, t_state);  // made and run: each thread's progress is marked
     h.fn(static_cast<char*>(p) + h.offset);
 }
 
@@ -218,6 +219,7 @@ APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
         auto real_fn = apshim::must_exist(next_##name.get(), #name);                                         \
         if (!apshim::host().enabled()) return real_fn args;                                                  \
         Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
+        note_progress(g_gomp_state, t_state);                                                                \
         return real_fn args;                                                                                 \
     }                                                                                                        \
     }                                                                                                        \
@@ -235,6 +237,7 @@ APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
         auto real_fn = apshim::must_exist(next_##name.get(), #name);                                         \
         if (!apshim::host().enabled()) return real_fn();                                                     \
         Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
+        note_progress(g_gomp_state, t_state);                                                                \
         auto get_level = gomp.level.get();                                                                   \
         if (!get_level || get_level() != 1) return real_fn();                                                \
         at_barrier(g_gomp_state, t_state);                                                                   \
@@ -285,7 +288,10 @@ __attribute__((noinline)) void task_slow(void (*fn)(void*), void* data, void (*c
                                          long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
                                          void* detach) {
     auto real_fn = apshim::must_exist(next_GOMP_task.get(), "GOMP_task");
-    if (apshim::host().enabled()) made_task(g_gomp_state, t_state);
+    if (apshim::host().enabled()) {
+        made_task(g_gomp_state, t_state);
+        note_progress(g_gomp_state, t_state);
+    }
     if (!g_gomp_state.timing.load(std::memory_order_relaxed) || !on() || (flags & kTaskFlagDetach) || arg_size < 0 ||
         arg_size > kMaxWrappedTaskData || arg_align < 1 || (arg_align & (arg_align - 1)) != 0)
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);

@@ -80,6 +80,7 @@ void on_sync_region_wait(int kind, int endpoint, ompt::Data*, ompt::Data* task, 
     if (endpoint == ompt::scope_begin) {
         if (outermost_barrier) pop_frames_above(s, t, 1);
         push_frame(s, t, /*wait=*/true);
+        note_progress(s, t);
         if (outermost_barrier) at_barrier(s, t);
     } else if (endpoint == ompt::scope_end) {
         if (outermost_barrier) pop_frames_above(s, t, 2);
@@ -94,6 +95,8 @@ void on_task_schedule(ompt::Data* prior, int prior_status, ompt::Data* next) {
     drop_parts_not_of(s, t, prior);  // `prior` is the task this thread was in
     switch (prior_status) {
     case ompt::task_complete:
+        note_progress(s, t);  // made and done: each thread's progress is marked
+        [[fallthrough]];
     case ompt::task_cancel:
     case ompt::task_detach:
     case ompt::taskwait_complete:
@@ -111,6 +114,7 @@ void on_task_schedule(ompt::Data* prior, int prior_status, ompt::Data* next) {
 void on_task_create(ompt::Data*, const void*, ompt::Data*, int flags, int, const void*) {
     if (!(flags & ompt::task_explicit)) return;
     made_task(g_kmp_state, t_state);
+    note_progress(g_kmp_state, t_state);
 }
 
 int initialize(ompt::Lookup lookup, int, ompt::Data*) {

@@ -95,11 +95,12 @@ APSHIM_HOT inline void resume_timing(State& s, ThreadState& t) noexcept {
     }
 }
 
-// A progress mark (a chunk fetched, an ordered turn taken), counted while timed: how far the job
-// gets per CPU-second tells the controller whether confinement slows its hand-overs
-// (Sample::events, shim/confine_check.hpp). One relaxed load untimed.
+// A progress mark (a task made or run, a chunk fetched, an ordered turn taken, a barrier or taskwait
+// entered), counted while timed: how far the job gets per CPU-second tells the controller whether
+// confinement slows its hand-overs (Sample::marks, shim/confine_check.hpp). One relaxed load
+// untimed.
 APSHIM_HOT inline void note_progress(const State& s, ThreadState& t) noexcept {
-    if (t.counters && s.timing.load(std::memory_order_relaxed)) count_event(t.counters);
+    if (t.counters && s.timing.load(std::memory_order_relaxed)) count_mark(t.counters);
 }
 
 // An external thread's time inside the runtime (frames on its stack at all): its busy time in
