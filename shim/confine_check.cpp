@@ -62,7 +62,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t events, std::uint64_t c
             held_before_ = true;
             return false;
         }
-        probe_after_ = std::min(probe_after_ * 2, kMaxIntervalNs);
+        probe_after_ = std::min(probe_after_ * kGrowth, kMaxIntervalNs);
         start_confined(now);
         return true;
     }
