@@ -90,8 +90,9 @@ def run(argv, env, timeout):
 
 
 def trace_summary(folder):
-    """(cycles, min allotment, max allotment, max busy) over every process's trace."""
-    cycles, allots, busy = 0, [], 0.0
+    """(cycles, min allotment, max allotment, max busy, cycles the confinement check left the job
+    unconfined: `handover`) over every process's trace."""
+    cycles, allots, busy, handover = 0, [], 0.0, 0
     for path in glob.glob(os.path.join(folder, "trace.*")):
         try:
             with open(path) as f:
@@ -99,9 +100,10 @@ def trace_summary(folder):
                     cycles += 1
                     allots.append(int(row["allotment"]))
                     busy = max(busy, float(row["busy"]))
+                    handover += row.get("confine_check") == "handover"
         except (OSError, ValueError, KeyError):
             continue
-    return cycles, (min(allots) if allots else 0), (max(allots) if allots else 0), busy
+    return cycles, (min(allots) if allots else 0), (max(allots) if allots else 0), busy, handover
 
 
 def verdict(native, shim):
@@ -193,10 +195,11 @@ def main():
         amin = min((t[1] for t in traces if t[0]), default=0)
         amax = max((t[2] for t in traces if t[0]), default=0)
         busy = max((t[3] for t in traces), default=0.0)
-        rows.append((name, native, shim, v, tn / args.reps, ts / args.reps, cyc, amin, amax, busy))
+        hand = sum(t[4] for t in traces)
+        rows.append((name, native, shim, v, tn / args.reps, ts / args.reps, cyc, amin, amax, busy, hand))
         show = lambda o: o[0] if len(set(o)) == 1 else ",".join(o)
         print(f"[{i + 1}/{len(cases)}] {name:<48} native {show(native):<10} shim {show(shim):<10} {v:<14} "
-              f"{tn / args.reps:6.1f}s {ts / args.reps:6.1f}s cycles {cyc} allot {amin}-{amax} busy {busy:.2f}", flush=True)
+              f"{tn / args.reps:6.1f}s {ts / args.reps:6.1f}s cycles {cyc} allot {amin}-{amax} busy {busy:.2f} handover {hand}", flush=True)
     npass = sum(all(o == "pass" for o in r[1]) for r in rows)
     spass = sum(all(o == "pass" for o in r[2]) for r in rows)
     attached = sum(r[6] > 0 for r in rows)
@@ -208,11 +211,11 @@ def main():
         opts = f"APSHIM_P={args.P or '(default)'}" + (f", co-runner desire {args.corunner}" if args.corunner else "") + \
                "".join(f", {kv}" for kv in args.shim_env) + f", timeout {args.timeout} s, reps {args.reps}"
         lines = [f"## {args.title or os.path.basename(args.test_dir)}", "", opts, "", summary, "",
-                 "| case | native | under the shim | verdict | native s | shim s | shim cycles | allotment | max busy |",
-                 "|---|---|---|---|---:|---:|---:|---|---:|"]
+                 "| case | native | under the shim | verdict | native s | shim s | shim cycles | allotment | max busy | unconfined cycles (hand-over bound) |",
+                 "|---|---|---|---|---:|---:|---:|---|---:|---:|"]
         fmt = lambda o: o[0] if len(set(o)) == 1 else " ".join(o)
-        lines += [f"| {n} | {fmt(a)} | {fmt(b)} | {v} | {x:.1f} | {y:.1f} | {c} | {lo}-{hi} | {bz:.2f} |"
-                  for n, a, b, v, x, y, c, lo, hi, bz in rows]
+        lines += [f"| {n} | {fmt(a)} | {fmt(b)} | {v} | {x:.1f} | {y:.1f} | {c} | {lo}-{hi} | {bz:.2f} | {h} |"
+                  for n, a, b, v, x, y, c, lo, hi, bz, h in rows]
         if notes:
             lines += ["", "Shim messages on stderr:", ""]
             lines += [f"- {n}: " + "; ".join(sorted(m)) for n, m in sorted(notes.items())]
