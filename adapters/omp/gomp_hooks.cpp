@@ -116,11 +116,22 @@ struct TaskHeader {
     void (*cpyfn)(void*, void*);
     void* src;  // the program's data block (read by cpyfn only, while GOMP_task runs)
     long offset;
+    bool final;  // made with final(true): libgomp runs every task made inside it at once
 };
 
 APSHIM_UNCHECKED_READ TaskHeader handed_over(const TaskHeader* p) noexcept {
-    return TaskHeader{p->fn, p->cpyfn, p->src, p->offset};
+    return TaskHeader{p->fn, p->cpyfn, p->src, p->offset, p->final};
 }
+
+// Depth of the frame of the final task this thread runs (0: none): every task made above it is
+// included, run at once by libgomp in the making thread, and a taskwait there has nothing to wait
+// for; both are part of the frame that makes them.
+__attribute__((tls_model("initial-exec"))) thread_local int t_final_depth = 0;
+inline bool in_final_task() noexcept { return t_final_depth > 0 && t_final_depth <= t_state.depth; }
+// Tasks this thread runs at once now (at allotment 1: inline_tasks), which have no frame: the
+// tasks they make run at once too, and their taskwaits have little or nothing to wait for.
+__attribute__((tls_model("initial-exec"))) thread_local int t_at_once = 0;
+inline bool in_included_task() noexcept { return t_at_once > 0 || in_final_task(); }
 
 // No parking before a task body: the thread has dequeued the task, and a teammate may be
 // waiting for it in a taskwait (BOTS under throttling: minutes instead of a second).
@@ -128,6 +139,14 @@ void run_task(void* p) {
     TaskHeader h = handed_over(static_cast<const TaskHeader*>(p));
     Frame work(g_gomp_state, t_state, /*wait=*/false, /*task=*/true);
     note_progress(g_gomp_state, t_state);  // made and run: each thread's progress is marked
+    bool outer_final = h.final && t_final_depth == 0;
+    if (outer_final) t_final_depth = t_state.depth;
+    struct EndFinal {
+        bool on;
+        ~EndFinal() {
+            if (on) t_final_depth = 0;
+        }
+    } end_final{outer_final};
     h.fn(static_cast<char*>(p) + h.offset);
 }
 
@@ -138,6 +157,7 @@ void copy_task(void* dst, void* src) {
 }
 
 constexpr unsigned kTaskFlagDetach = 1u << 13;  // GOMP_TASK_FLAG_DETACH: libgomp writes into data
+constexpr unsigned kTaskFlagFinal = 2u;         // GOMP_TASK_FLAG_FINAL
 // GOMP_TASK_FLAG_UNTIED, _FINAL, _MERGEABLE, _PRIORITY: a task with no other flag (no depend, no
 // detach, no reduction) may run at once. libgomp runs one at once itself when if_clause is false.
 constexpr unsigned kTaskFlagsInlinable = 1u | 2u | 4u | 16u;
@@ -225,7 +245,7 @@ APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
     }                                                                                                        \
     APSHIM_EXPORT R name params {                                                                            \
         auto real_fn = next_##name.get_if_known();                                                           \
-        if (real_fn && plain_nested_wait(g_gomp_state, t_state)) [[likely]]                                  \
+        if (real_fn && (plain_nested_wait(g_gomp_state, t_state) || in_included_task())) [[likely]]           \
             return real_fn args;                                                                             \
         return framed_##name args;                                                                           \
     }
@@ -272,15 +292,10 @@ __attribute__((noinline)) void wrapped_task(TaskFn real_fn, void (*fn)(void*), v
     // carries the data; with cpyfn only copy_task reads it, and the header suffices.
     auto* block = static_cast<char*>(alloca(static_cast<std::size_t>(cpyfn ? offset : size) + align));
     block = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(block) + align - 1) & ~static_cast<std::uintptr_t>(align - 1));
-    TaskHeader h{fn, cpyfn, data, offset};
+    TaskHeader h{fn, cpyfn, data, offset, (flags & kTaskFlagFinal) != 0};
     std::memcpy(block, &h, sizeof h);
     if (!cpyfn && arg_size > 0) std::memcpy(block + offset, data, static_cast<std::size_t>(arg_size));
-    // At allotment 1 a task made inside a task runs at once (adapter.hpp: inline_tasks); a task made
-    // by an implicit task stays queued, where the program's own code may go on beside it.
-    bool at_once = g_gomp_state.tasks_at_once.load(std::memory_order_relaxed) &&
-                   (flags & ~kTaskFlagsInlinable) == 0 && depend == nullptr && in_explicit_task(t_state);
-    real_fn(&run_task, block, cpyfn ? &copy_task : nullptr, size, align, if_clause && !at_once, flags, depend,
-            priority, detach);
+    real_fn(&run_task, block, cpyfn ? &copy_task : nullptr, size, align, if_clause, flags, depend, priority, detach);
 }
 
 // Everything but the common case below.
@@ -294,6 +309,22 @@ __attribute__((noinline)) void task_slow(void (*fn)(void*), void* data, void (*c
     }
     if (!g_gomp_state.timing.load(std::memory_order_relaxed) || !on() || (flags & kTaskFlagDetach) || arg_size < 0 ||
         arg_size > kMaxWrappedTaskData || arg_align < 1 || (arg_align & (arg_align - 1)) != 0)
+        return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+    // At allotment 1 a task made inside a task runs at once (adapter.hpp: inline_tasks); a task made
+    // by an implicit task stays queued, where the program's own code may go on beside it.
+    bool at_once = g_gomp_state.tasks_at_once.load(std::memory_order_relaxed) &&
+                   (flags & ~kTaskFlagsInlinable) == 0 && depend == nullptr && in_explicit_task(t_state);
+    // A task run at once in this thread (ours at allotment 1, an if(0) task, any task made inside a
+    // final task) is part of the frame that makes it, whose time is work already: it needs no
+    // wrapper and no frame of its own. BOTS fib with final or if clauses (gcc, millions of included
+    // tasks) took 1.0 s at allotment 1 against 0.2 s with one thread, paying for a wrapper each.
+    if (at_once) {
+        ++t_at_once;
+        real_fn(fn, data, cpyfn, arg_size, arg_align, false, flags, depend, priority, detach);
+        --t_at_once;
+        return;
+    }
+    if (!if_clause || in_final_task())
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
     wrapped_task(real_fn, fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
 }
@@ -313,6 +344,19 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
     if (real_fn && !g_gomp_state.timing.load(std::memory_order_relaxed) &&
         (made_task_noted(g_gomp_state, t_state) || !apshim::host().enabled())) [[likely]]
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+    // Timed, inside a task run at once: this one runs at once too (or is included by libgomp in a
+    // final task), with no wrapper (task_slow says why), and without task_slow's checks, which
+    // a 0.2 s BOTS fib paid a million times.
+    if (real_fn && made_task_noted(g_gomp_state, t_state)) {
+        if (t_at_once > 0 && (flags & ~kTaskFlagsInlinable) == 0 && depend == nullptr &&
+            g_gomp_state.tasks_at_once.load(std::memory_order_relaxed)) {
+            ++t_at_once;
+            real_fn(fn, data, cpyfn, arg_size, arg_align, false, flags, depend, priority, detach);
+            --t_at_once;
+            return;
+        }
+        if (in_final_task()) return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+    }
     task_slow(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
 }
 
