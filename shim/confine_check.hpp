@@ -44,11 +44,15 @@ public:
     static constexpr std::uint64_t kMinProbeEvents = 8;
     // The yardstick of issue #13: a throttled program may take at most 3x its one-thread time.
     static constexpr double kRatio = 3.0;
+    // A job that kept less than this share of its confined CPUs busy is not short of CPU there,
+    // whatever the ratio (tasks that sleep: the marks per CPU-second of a nearly idle job are noise).
+    static constexpr double kMinBusyShare = 0.5;
 
     // One controller cycle: `events` and `cpu_ns` are what the job did in the cycle just ended (its
-    // progress marks, the process's CPU time); `confinable`: the allotment now asks for fewer CPUs
-    // than the job may use (confinement would restrict it). Returns whether to confine from now on.
-    bool step(std::uint64_t now_ns, std::uint64_t events, std::uint64_t cpu_ns, bool confinable) noexcept;
+    // progress marks, the process's CPU time), `cpus` the CPUs it was confined to then (0: none);
+    // `confinable`: the allotment now asks for fewer CPUs than the job may use (confinement would
+    // restrict it). Returns whether to confine from now on.
+    bool step(std::uint64_t now_ns, std::uint64_t events, std::uint64_t cpu_ns, int cpus, bool confinable) noexcept;
 
     // Whether the last step() said to confine (for reallocations between cycles).
     bool allows() const noexcept { return phase_ == Phase::idle || phase_ == Phase::confined; }
@@ -76,6 +80,8 @@ private:
     std::uint64_t probe_after_ = kFirstProbeNs;
     std::uint64_t hold_ns_ = kFirstHoldNs;
     Window ref_, probe_, compared_ref_;
+    std::uint64_t ref_wall_ns_ = 0;  // how long the compared confined window lasted
+    int cpus_ = 0;                   // the most CPUs the job was confined to in that window
     double last_ratio_ = 0;
     bool held_before_ = false;
     bool first_hold_now_ = false;

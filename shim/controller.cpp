@@ -398,7 +398,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // 4-5. Adjust usage and confine (unless that costs the job more than the CPUs it takes).
     std::uint64_t cpu_now = process_cpu_ns();
     if (a > 0 && opts_.confine_check && !confine::why_off()) {
-        s.check.step(now, marks, cpu_now - std::min(cpu_now, s.last_cpu_ns), confine::restricts(s.procs, s.P));
+        s.check.step(now, marks, cpu_now - std::min(cpu_now, s.last_cpu_ns), confine::confined_cpus(),
+                     confine::restricts(s.procs, s.P));
         if (s.check.probe_ended())
             log(LogLevel::debug, "confine check: %.2fx the progress per CPU-second unconfined (%llu marks in %.1f ms CPU "
                 "unconfined, %llu in %.1f ms confined)", s.check.last_ratio(),

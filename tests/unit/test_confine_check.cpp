@@ -28,7 +28,7 @@ struct Job {
         carry += rate * static_cast<double>(cpu) / kMs;
         auto events = static_cast<std::uint64_t>(carry);
         carry -= static_cast<double>(events);
-        confined = check.step(now, events, cpu, confinable) && confinable;
+        confined = check.step(now, events, cpu, ran_confined ? 1 : 0, confinable) && confinable;
         return confined;
     }
     // Cycles until the phase is `p` (at most `limit` cycles); the number taken, or -1.
@@ -116,4 +116,19 @@ TEST_CASE("confine_check: an allotment that covers the job ends the hold", "[con
     REQUIRE(job.check.phase() == Phase::idle);
     REQUIRE(job.cycle());  // throttled again: confined, a fresh window
     REQUIRE(job.check.phase() == Phase::confined);
+}
+
+TEST_CASE("confine_check: a job that leaves its confined CPU mostly idle is not short of it", "[confine_check]") {
+    // Tasks that sleep: 0.2 CPU-ms per 5 ms cycle confined, any ratio.
+    ConfineCheck check;
+    std::uint64_t now = 0;
+    bool confined = false;
+    for (int i = 0; i < 4000; ++i) {
+        now += kCycle;
+        std::uint64_t cpu = kCycle / 5;
+        std::uint64_t marks = confined ? 1 : 50;
+        confined = check.step(now, marks, cpu, confined ? 1 : 0, true);
+        REQUIRE(check.phase() != Phase::hold);
+    }
+    REQUIRE(check.last_ratio() > ConfineCheck::kRatio);  // it would have been, by marks alone
 }
