@@ -21,7 +21,7 @@ void ConfineCheck::start_confined(std::uint64_t now) noexcept {
     cpus_ = 0;
 }
 
-bool ConfineCheck::step(std::uint64_t now, std::uint64_t events, std::uint64_t cpu_ns, int cpus, bool confinable) noexcept {
+bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cpu_ns, int cpus, bool confinable) noexcept {
     first_hold_now_ = false;
     probe_ended_ = false;
     if (!confinable) {  // nothing to confine: the next confinement starts a fresh window
@@ -34,13 +34,13 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t events, std::uint64_t c
         start_confined(now);
         return true;
     case Phase::confined: {
-        ref_.events += events;
+        ref_.marks += marks;
         ref_.cpu_ns += cpu_ns;
         cpus_ = std::max(cpus_, cpus);
         std::uint64_t confined_for = now - since_;
         // A job with no progress marks while confined (one long region, CPU clocks measuring) has
         // nothing to compare: it is never probed.
-        bool enough = ref_.events >= kMinRefEvents || (ref_.events > 0 && confined_for >= kMaxRefNs);
+        bool enough = ref_.marks >= kMinRefMarks || (ref_.marks > 0 && confined_for >= kMaxRefNs);
         if (confined_for < probe_after_ || !enough || ref_.cpu_ns == 0) return true;
         phase_ = Phase::probe;
         ref_wall_ns_ = confined_for;
@@ -49,17 +49,17 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t events, std::uint64_t c
         return false;
     }
     case Phase::probe: {
-        probe_.events += events;
+        probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
         if (now - since_ < kProbeNs) return false;
         probe_ended_ = true;
         compared_ref_ = ref_;
         // Per CPU-second, unconfined against confined (ref_.cpu_ns > 0: checked before probing).
-        double confined_rate = static_cast<double>(ref_.events) / static_cast<double>(ref_.cpu_ns);
-        double probe_rate = probe_.cpu_ns > 0 ? static_cast<double>(probe_.events) / static_cast<double>(probe_.cpu_ns) : 0;
+        double confined_rate = static_cast<double>(ref_.marks) / static_cast<double>(ref_.cpu_ns);
+        double probe_rate = probe_.cpu_ns > 0 ? static_cast<double>(probe_.marks) / static_cast<double>(probe_.cpu_ns) : 0;
         last_ratio_ = confined_rate > 0 ? probe_rate / confined_rate : 0;
         bool busy = static_cast<double>(ref_.cpu_ns) >= kMinBusyShare * std::max(cpus_, 1) * static_cast<double>(ref_wall_ns_);
-        if (probe_.events >= kMinProbeEvents && last_ratio_ > kRatio && busy) {
+        if (probe_.marks >= kMinProbeMarks && last_ratio_ > kRatio && busy) {
             phase_ = Phase::hold;
             since_ = now;
             first_hold_now_ = !held_before_;

@@ -28,7 +28,7 @@ public:
     enum class Phase { idle, confined, probe, hold };
 
     // Timing of probes and holds (ns). The first probe after kFirstProbeNs confined (and once the
-    // confined window has kMinRefEvents marks, or kMaxRefNs passed), the next after kGrowth times
+    // confined window has kMinRefMarks marks, or kMaxRefNs passed), the next after kGrowth times
     // as long when it found nothing, up to kMaxIntervalNs; a probe lasts kProbeNs; a hold starts at
     // kFirstHoldNs and doubles each time the job is found hand-over bound again, up to kMaxHoldNs.
     // A probe runs the job on all its CPUs: with 30 ms probes after 0.1, 0.3 and 0.7 s, a 0.8 s
@@ -40,19 +40,19 @@ public:
     static constexpr std::uint64_t kProbeNs = 15'000'000;
     static constexpr std::uint64_t kFirstHoldNs = 1'000'000'000;
     static constexpr std::uint64_t kMaxHoldNs = 32'000'000'000;
-    static constexpr std::uint64_t kMinRefEvents = 4;
-    static constexpr std::uint64_t kMinProbeEvents = 8;
+    static constexpr std::uint64_t kMinRefMarks = 4;
+    static constexpr std::uint64_t kMinProbeMarks = 8;
     // The yardstick of issue #13: a throttled program may take at most 3x its one-thread time.
     static constexpr double kRatio = 3.0;
     // A job that kept less than this share of its confined CPUs busy is not short of CPU there,
     // whatever the ratio (tasks that sleep: the marks per CPU-second of a nearly idle job are noise).
     static constexpr double kMinBusyShare = 0.5;
 
-    // One controller cycle: `events` and `cpu_ns` are what the job did in the cycle just ended (its
+    // One controller cycle: `marks` and `cpu_ns` are what the job did in the cycle just ended (its
     // progress marks, the process's CPU time), `cpus` the CPUs it was confined to then (0: none);
     // `confinable`: the allotment now asks for fewer CPUs than the job may use (confinement would
     // restrict it). Returns whether to confine from now on.
-    bool step(std::uint64_t now_ns, std::uint64_t events, std::uint64_t cpu_ns, int cpus, bool confinable) noexcept;
+    bool step(std::uint64_t now_ns, std::uint64_t marks, std::uint64_t cpu_ns, int cpus, bool confinable) noexcept;
 
     // Whether the last step() said to confine (for reallocations between cycles).
     bool allows() const noexcept { return phase_ == Phase::idle || phase_ == Phase::confined; }
@@ -64,7 +64,7 @@ public:
     std::uint64_t hold_ns() const noexcept { return hold_ns_; }
     static const char* name(Phase p) noexcept;
     struct Window {
-        std::uint64_t events = 0, cpu_ns = 0;
+        std::uint64_t marks = 0, cpu_ns = 0;
     };
     // The windows the last probe compared (for the debug log).
     const Window& confined_window() const noexcept { return compared_ref_; }

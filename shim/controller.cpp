@@ -403,8 +403,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
         if (s.check.probe_ended())
             log(LogLevel::debug, "confine check: %.2fx the progress per CPU-second unconfined (%llu marks in %.1f ms CPU "
                 "unconfined, %llu in %.1f ms confined)", s.check.last_ratio(),
-                static_cast<unsigned long long>(s.check.probe_window().events), s.check.probe_window().cpu_ns / 1e6,
-                static_cast<unsigned long long>(s.check.confined_window().events), s.check.confined_window().cpu_ns / 1e6);
+                static_cast<unsigned long long>(s.check.probe_window().marks), s.check.probe_window().cpu_ns / 1e6,
+                static_cast<unsigned long long>(s.check.confined_window().marks), s.check.confined_window().cpu_ns / 1e6);
         if (s.check.first_hold_started())
             log(LogLevel::warn, "the job's threads hand work to each other %.0fx faster per CPU-second on all its CPUs "
                 "than confined to its allotment's: running them unconfined (as without the shim) for %.0f s at a time, "

@@ -116,13 +116,19 @@ inline std::uint64_t outer_until(const ThreadCounters& c, std::uint64_t now) noe
     return interval::until(c.outer_ns, c.outer_since, now);
 }
 
-// One more task or chunk begun.
-inline void count_mark(ThreadCounters* c) noexcept {
-    c->marks.store(c->marks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+// A counter only its owner thread writes: plain load + store, no locked instruction.
+inline void bump(std::atomic<std::uint64_t>& n) noexcept {
+    n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
+// One more task or chunk begun.
 inline void count_event(ThreadCounters* c) noexcept {
-    if (c) c->events.store(c->events.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (c) bump(c->events);
+}
+
+// One more progress mark (ThreadCounters::marks).
+inline void count_mark(ThreadCounters* c) noexcept {
+    if (c) bump(c->marks);
 }
 
 // Any thread: busy time of `c` up to `now`, an interval still open included.

@@ -174,18 +174,17 @@ public:
         for (int i = 0, n = used(); i < n; ++i) sum += busy_until(slots_[i], now);
         return sum;
     }
-    std::uint64_t total_marks() noexcept {
+    std::uint64_t total_events() noexcept { return total(&ThreadCounters::events); }
+    std::uint64_t total_marks() noexcept { return total(&ThreadCounters::marks); }
+
+private:
+    // One owner-written counter summed over all slots.
+    std::uint64_t total(std::atomic<std::uint64_t> ThreadCounters::*counter) noexcept {
         std::uint64_t sum = 0;
-        for (int i = 0, n = used(); i < n; ++i) sum += slots_[i].marks.load(std::memory_order_relaxed);
-        return sum;
-    }
-    std::uint64_t total_events() noexcept {
-        std::uint64_t sum = 0;
-        for (int i = 0, n = used(); i < n; ++i) sum += slots_[i].events.load(std::memory_order_relaxed);
+        for (int i = 0, n = used(); i < n; ++i) sum += (slots_[i].*counter).load(std::memory_order_relaxed);
         return sum;
     }
 
-private:
     // A free or never-used slot for thread `tid` (0: its clock is unknown), no owner yet.
     ThreadCounters* take(int tid, clockid_t clock) noexcept {
         int i = pop(slots_);

@@ -298,6 +298,25 @@ __attribute__((noinline)) void wrapped_task(TaskFn real_fn, void (*fn)(void*), v
     real_fn(&run_task, block, cpyfn ? &copy_task : nullptr, size, align, if_clause, flags, depend, priority, detach);
 }
 
+// At allotment 1 a task made inside a task may run at once (adapter.hpp: inline_tasks): one with
+// no flag beyond kTaskFlagsInlinable and no dependences.
+inline bool may_run_at_once(unsigned flags, void** depend) noexcept {
+    return g_gomp_state.tasks_at_once.load(std::memory_order_relaxed) && (flags & ~kTaskFlagsInlinable) == 0 &&
+           depend == nullptr;
+}
+
+// A task run at once in this thread (ours at allotment 1, an if(0) task, any task made inside a
+// final task) is part of the frame that makes it, whose time is work already: it needs no
+// wrapper and no frame of its own. BOTS fib with final or if clauses (gcc, millions of included
+// tasks) took 1.0 s at allotment 1 against 0.2 s with one thread, paying for a wrapper each.
+// Ours runs as an if(0) task, counted in t_at_once while it runs.
+inline void run_at_once(TaskFn real_fn, void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+                        long arg_align, unsigned flags, int priority, void* detach) {
+    ++t_at_once;
+    real_fn(fn, data, cpyfn, arg_size, arg_align, false, flags, nullptr, priority, detach);
+    --t_at_once;
+}
+
 // Everything but the common case below.
 __attribute__((noinline)) void task_slow(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
                                          long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
@@ -310,20 +329,10 @@ __attribute__((noinline)) void task_slow(void (*fn)(void*), void* data, void (*c
     if (!g_gomp_state.timing.load(std::memory_order_relaxed) || !on() || (flags & kTaskFlagDetach) || arg_size < 0 ||
         arg_size > kMaxWrappedTaskData || arg_align < 1 || (arg_align & (arg_align - 1)) != 0)
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
-    // At allotment 1 a task made inside a task runs at once (adapter.hpp: inline_tasks); a task made
-    // by an implicit task stays queued, where the program's own code may go on beside it.
-    bool at_once = g_gomp_state.tasks_at_once.load(std::memory_order_relaxed) &&
-                   (flags & ~kTaskFlagsInlinable) == 0 && depend == nullptr && in_explicit_task(t_state);
-    // A task run at once in this thread (ours at allotment 1, an if(0) task, any task made inside a
-    // final task) is part of the frame that makes it, whose time is work already: it needs no
-    // wrapper and no frame of its own. BOTS fib with final or if clauses (gcc, millions of included
-    // tasks) took 1.0 s at allotment 1 against 0.2 s with one thread, paying for a wrapper each.
-    if (at_once) {
-        ++t_at_once;
-        real_fn(fn, data, cpyfn, arg_size, arg_align, false, flags, depend, priority, detach);
-        --t_at_once;
-        return;
-    }
+    // Only a task made inside a task runs at once; one made by an implicit task stays queued,
+    // where the program's own code may go on beside it.
+    if (may_run_at_once(flags, depend) && in_explicit_task(t_state))
+        return run_at_once(real_fn, fn, data, cpyfn, arg_size, arg_align, flags, priority, detach);
     if (!if_clause || in_final_task())
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
     wrapped_task(real_fn, fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
@@ -345,16 +354,11 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
         (made_task_noted(g_gomp_state, t_state) || !apshim::host().enabled())) [[likely]]
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
     // Timed, inside a task run at once: this one runs at once too (or is included by libgomp in a
-    // final task), with no wrapper (task_slow says why), and without task_slow's checks, which
-    // a 0.2 s BOTS fib paid a million times.
+    // final task), with no wrapper (run_at_once says why), and without task_slow's checks, which
+    // a 0.2 s BOTS fib paid a million times. (Inside one, the thread is in an explicit task.)
     if (real_fn && made_task_noted(g_gomp_state, t_state)) {
-        if (t_at_once > 0 && (flags & ~kTaskFlagsInlinable) == 0 && depend == nullptr &&
-            g_gomp_state.tasks_at_once.load(std::memory_order_relaxed)) {
-            ++t_at_once;
-            real_fn(fn, data, cpyfn, arg_size, arg_align, false, flags, depend, priority, detach);
-            --t_at_once;
-            return;
-        }
+        if (t_at_once > 0 && may_run_at_once(flags, depend))
+            return run_at_once(real_fn, fn, data, cpyfn, arg_size, arg_align, flags, priority, detach);
         if (in_final_task()) return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
     }
     task_slow(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);

@@ -100,7 +100,7 @@ APSHIM_HOT inline void resume_timing(State& s, ThreadState& t) noexcept {
 // confinement slows its hand-overs (Sample::marks, shim/confine_check.hpp). One relaxed load
 // untimed.
 APSHIM_HOT inline void note_progress(const State& s, ThreadState& t) noexcept {
-    if (t.counters && s.timing.load(std::memory_order_relaxed)) count_mark(t.counters);
+    if (s.timing.load(std::memory_order_relaxed)) count_mark(t.counters);
 }
 
 // An external thread's time inside the runtime (frames on its stack at all): its busy time in

@@ -26,9 +26,9 @@ struct Job {
         std::uint64_t cpu = (ran_confined ? 1 : 2) * kCycle;
         double rate = ran_confined ? confined_rate : free_rate;
         carry += rate * static_cast<double>(cpu) / kMs;
-        auto events = static_cast<std::uint64_t>(carry);
-        carry -= static_cast<double>(events);
-        confined = check.step(now, events, cpu, ran_confined ? 1 : 0, confinable) && confinable;
+        auto marks = static_cast<std::uint64_t>(carry);
+        carry -= static_cast<double>(marks);
+        confined = check.step(now, marks, cpu, ran_confined ? 1 : 0, confinable) && confinable;
         return confined;
     }
     // Cycles until the phase is `p` (at most `limit` cycles); the number taken, or -1.
