@@ -396,10 +396,16 @@ void Controller::cycle(std::uint64_t now) noexcept {
     }
 
     // 4-5. Adjust usage and confine (unless that costs the job more than the CPUs it takes).
-    std::uint64_t cpu_now = process_cpu_ns();
+    // The process's CPU time is read only for the check, each cycle, so that a cycle without an
+    // answer from the table adds nothing to the next one's.
+    std::uint64_t cpu = 0;
+    if (opts_.confine_check && !confine::why_off()) {
+        std::uint64_t cpu_now = process_cpu_ns();
+        cpu = cpu_now - std::min(cpu_now, s.last_cpu_ns);
+        s.last_cpu_ns = cpu_now;
+    }
     if (a > 0 && opts_.confine_check && !confine::why_off()) {
-        s.check.step(now, marks, cpu_now - std::min(cpu_now, s.last_cpu_ns), confine::confined_cpus(),
-                     confine::restricts(s.procs, s.P));
+        s.check.step(now, marks, cpu, confine::confined_cpus(), confine::restricts(s.procs, s.P));
         if (s.check.probe_ended())
             log(LogLevel::debug, "confine check: %.2fx the progress per CPU-second unconfined (%llu marks in %.1f ms CPU "
                 "unconfined, %llu in %.1f ms confined)", s.check.last_ratio(),
@@ -410,7 +416,6 @@ void Controller::cycle(std::uint64_t now) noexcept {
                 "than confined to its allotment's: running them unconfined (as without the shim) for %.0f s at a time, "
                 "then measuring again", s.check.last_ratio(), static_cast<double>(s.check.hold_ns()) / 1e9);
     }
-    s.last_cpu_ns = cpu_now;
     apply_allotment(a > 0);
     if (s.trace.is_open())
         s.trace.write(TraceRow{(now - s.t0) / 1e6, publish, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
