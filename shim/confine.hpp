@@ -54,7 +54,7 @@ bool suspended() noexcept;
 // Every thread we confined goes back to the original mask; confinement is off until apply().
 // `spread`: first each to one CPU in turn, the freed ones first, as a program starting its
 // threads would spread them; the kernel itself takes tens of milliseconds to move cache-hot
-// threads onto CPUs just freed (confine_check.hpp's probe lasts 30 ms).
+// threads onto CPUs just freed (confine_check.hpp's probe lasts 15 ms).
 void release(bool spread = false) noexcept;
 
 // The program set a thread's affinity itself: stop confining for good (the controller releases

@@ -7,6 +7,7 @@ namespace apshim {
 const char* ConfineCheck::name(Phase p) noexcept {
     switch (p) {
     case Phase::idle: return "-";
+    case Phase::start: return "start";
     case Phase::confined: return "confined";
     case Phase::probe: return "probe";
     case Phase::hold: return "handover";
@@ -27,11 +28,26 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
     if (!confinable) {  // nothing to confine: the next confinement starts a fresh window
         phase_ = Phase::idle;
         probe_after_ = kFirstProbeNs;
+        start_pending_ = false;
         return true;
     }
     switch (phase_) {
     case Phase::idle:  // the cycle just ended ran unconfined: not a confined sample
+        if (!started_) {
+            started_ = true;
+            phase_ = Phase::start;
+            since_ = now;
+            probe_ = Window{};
+            return false;
+        }
         start_confined(now);
+        return true;
+    case Phase::start:
+        probe_.marks += marks;
+        probe_.cpu_ns += cpu_ns;
+        if (now - since_ < kStartNs) return false;
+        start_confined(now);
+        start_pending_ = true;
         return true;
     case Phase::confined: {
         ref_.marks += marks;
@@ -41,35 +57,27 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         // A job with no progress marks while confined (one long region, CPU clocks measuring) has
         // nothing to compare: it is never probed.
         bool enough = ref_.marks >= kMinRefMarks || (ref_.marks > 0 && confined_for >= kMaxRefNs);
-        if (confined_for < probe_after_ || !enough || ref_.cpu_ns == 0) return true;
-        phase_ = Phase::probe;
+        if (!enough || ref_.cpu_ns == 0) return true;
         ref_wall_ns_ = confined_for;
+        if (start_pending_ && confined_for >= kFirstCompareNs && confined_for < probe_after_) {
+            // The start was the probe; one too short to prove anything (serial set-up) leaves the
+            // window to grow to the first real probe. Past that, a probe is fresher.
+            start_pending_ = false;
+            if (probe_.marks >= kMinProbeMarks) return decide(now);
+        }
+        if (confined_for < probe_after_) return true;
+        start_pending_ = false;
+        phase_ = Phase::probe;
         since_ = now;
         probe_ = Window{};
         return false;
     }
-    case Phase::probe: {
+    case Phase::probe:
         probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
         if (now - since_ < kProbeNs) return false;
-        probe_ended_ = true;
-        compared_ref_ = ref_;
-        // Per CPU-second, unconfined against confined (ref_.cpu_ns > 0: checked before probing).
-        double confined_rate = static_cast<double>(ref_.marks) / static_cast<double>(ref_.cpu_ns);
-        double probe_rate = probe_.cpu_ns > 0 ? static_cast<double>(probe_.marks) / static_cast<double>(probe_.cpu_ns) : 0;
-        last_ratio_ = confined_rate > 0 ? probe_rate / confined_rate : 0;
-        bool busy = static_cast<double>(ref_.cpu_ns) >= kMinBusyShare * std::max(cpus_, 1) * static_cast<double>(ref_wall_ns_);
-        if (probe_.marks >= kMinProbeMarks && last_ratio_ > kRatio && busy) {
-            phase_ = Phase::hold;
-            since_ = now;
-            first_hold_now_ = !held_before_;
-            held_before_ = true;
-            return false;
-        }
         probe_after_ = std::min(probe_after_ * kGrowth, kMaxIntervalNs);
-        start_confined(now);
-        return true;
-    }
+        return decide(now);
     case Phase::hold:
         if (now - since_ < hold_ns_) return false;
         hold_ns_ = std::min(hold_ns_ * 2, kMaxHoldNs);
@@ -77,6 +85,25 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         start_confined(now);
         return true;
     }
+    return true;
+}
+
+bool ConfineCheck::decide(std::uint64_t now) noexcept {
+    probe_ended_ = true;
+    compared_ref_ = ref_;
+    // Per CPU-second, unconfined against confined (ref_.cpu_ns > 0: checked before deciding).
+    double confined_rate = static_cast<double>(ref_.marks) / static_cast<double>(ref_.cpu_ns);
+    double probe_rate = probe_.cpu_ns > 0 ? static_cast<double>(probe_.marks) / static_cast<double>(probe_.cpu_ns) : 0;
+    last_ratio_ = confined_rate > 0 ? probe_rate / confined_rate : 0;
+    bool busy = static_cast<double>(ref_.cpu_ns) >= kMinBusyShare * std::max(cpus_, 1) * static_cast<double>(ref_wall_ns_);
+    if (probe_.marks >= kMinProbeMarks && last_ratio_ > kRatio && busy) {
+        phase_ = Phase::hold;
+        since_ = now;
+        first_hold_now_ = !held_before_;
+        held_before_ = true;
+        return false;
+    }
+    start_confined(now);
     return true;
 }
 

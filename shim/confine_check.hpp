@@ -16,6 +16,12 @@
 // compute-bound job reads the same either way (it needs the same CPU per task wherever it runs),
 // whatever the co-runners do while it probes.
 //
+// A job is not confined in its first kStartNs with fewer processors than threads (parking at safe
+// points still throttles it): a job that ends sooner cannot be judged in time, and confined it
+// could take 25 times as long (NPB LU.S built with gcc: 0.01 s natively, 0.26 s confined until its
+// first probe), while the CPUs it keeps from its co-runners meanwhile are at most kStartNs' worth.
+// That start is the first probe: after kFirstCompareNs confined the two windows are compared.
+//
 // Pure logic, controller thread only: the controller feeds it each cycle's counts.
 #pragma once
 
@@ -25,14 +31,17 @@ namespace apshim {
 
 class ConfineCheck {
 public:
-    enum class Phase { idle, confined, probe, hold };
+    enum class Phase { idle, start, confined, probe, hold };
 
-    // Timing of probes and holds (ns). The first probe after kFirstProbeNs confined (and once the
+    // Timing of probes and holds (ns). The start (kStartNs unconfined) is compared with the first
+    // kFirstCompareNs confined; the first probe after kFirstProbeNs confined (and once the
     // confined window has kMinRefMarks marks, or kMaxRefNs passed), the next after kGrowth times
     // as long when it found nothing, up to kMaxIntervalNs; a probe lasts kProbeNs; a hold starts at
     // kFirstHoldNs and doubles each time the job is found hand-over bound again, up to kMaxHoldNs.
     // A probe runs the job on all its CPUs: with 30 ms probes after 0.1, 0.3 and 0.7 s, a 0.8 s
     // task program throttled to one CPU used 1.13 instead of 1.02; these cost it about 2%.
+    static constexpr std::uint64_t kStartNs = 100'000'000;
+    static constexpr std::uint64_t kFirstCompareNs = 50'000'000;
     static constexpr std::uint64_t kFirstProbeNs = 250'000'000;
     static constexpr std::uint64_t kGrowth = 4;
     static constexpr std::uint64_t kMaxIntervalNs = 6'400'000'000;
@@ -54,8 +63,11 @@ public:
     // restrict it). Returns whether to confine from now on.
     bool step(std::uint64_t now_ns, std::uint64_t marks, std::uint64_t cpu_ns, int cpus, bool confinable) noexcept;
 
-    // Whether the last step() said to confine (for reallocations between cycles).
-    bool allows() const noexcept { return phase_ == Phase::idle || phase_ == Phase::confined; }
+    // What the last step() said, for reallocations between cycles: confine, or not yet (the start:
+    // parking may throttle), or keep the job wholly unthrottled (a probe or a hold: the job runs as
+    // without the shim, so that its progress unconfined is measured, or because confinement slows it).
+    bool starting() const noexcept { return phase_ == Phase::start; }
+    bool suspends() const noexcept { return phase_ == Phase::probe || phase_ == Phase::hold; }
     Phase phase() const noexcept { return phase_; }
     // The last probe's ratio of unconfined to confined progress per CPU-second (0: none yet).
     double last_ratio() const noexcept { return last_ratio_; }
@@ -74,6 +86,9 @@ public:
 
 private:
     void start_confined(std::uint64_t now) noexcept;
+    // The end of a probe (or of the start): compare its window with the confined one, then hold
+    // the job unconfined or confine it again. Returns whether to confine.
+    bool decide(std::uint64_t now) noexcept;
 
     Phase phase_ = Phase::idle;
     std::uint64_t since_ = 0;  // the phase began
@@ -84,6 +99,8 @@ private:
     int cpus_ = 0;                   // the most CPUs the job was confined to in that window
     double last_ratio_ = 0;
     bool held_before_ = false;
+    bool started_ = false;        // the start is over (once per job)
+    bool start_pending_ = false;  // probe_ holds the start's window, not yet compared
     bool first_hold_now_ = false;
     bool probe_ended_ = false;
 };

@@ -405,7 +405,11 @@ void Controller::cycle(std::uint64_t now) noexcept {
         s.last_cpu_ns = cpu_now;
     }
     if (a > 0 && opts_.confine_check && !confine::why_off()) {
+        bool was_start = s.check.starting();
         s.check.step(now, marks, cpu, confine::confined_cpus(), confine::restricts(s.procs, s.P));
+        if (was_start && !s.check.starting())
+            log(LogLevel::debug, "confine check: the start: %llu marks in %.1f ms CPU unconfined",
+                static_cast<unsigned long long>(s.check.probe_window().marks), s.check.probe_window().cpu_ns / 1e6);
         if (s.check.probe_ended())
             log(LogLevel::debug, "confine check: %.2fx the progress per CPU-second unconfined (%llu marks in %.1f ms CPU "
                 "unconfined, %llu in %.1f ms confined)", s.check.last_ratio(),
@@ -441,10 +445,12 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     int share[kMaxAdapters];
     split_allotment(s.allotment, busy, n, share);
     for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
-    bool suspended = confine_now && !s.check.allows();  // probing, or hand-over bound (confine_check.hpp)
+    bool suspended = confine_now && s.check.suspends();  // probing, or hand-over bound (confine_check.hpp)
     if (confine_now) confine::suspend(suspended);
     if (suspended) {
         confine::release(/*spread=*/true);
+    } else if (confine_now && s.check.starting()) {
+        // The job's start: not confined yet, parking throttles it meanwhile (confine_check.hpp).
     } else if (confine_now && !confine::apply(s.procs, s.P, s.tid)) {
         if (const char* why = confine::why_off())
             APSHIM_LOG_ONCE(LogLevel::info, "stopped confining threads: %s", why);

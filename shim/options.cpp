@@ -157,11 +157,12 @@ constinit const OptionSpec kSpecs[] = {
      "GOMP_CPU_AFFINITY, or the program's own sched_setaffinity); 0 leaves only parking at safe points",
      [](std::string_view t, Options& o) { return parse_bool(t, o.confine); }},
     {"APSHIM_CONFINE_CHECK", "--confine-check", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
-     "1 compares, now and then, a confined job's progress per CPU-second with a 15 ms unconfined "
-     "probe, and leaves unconfined (as without the shim, said once on stderr) a job that gets more than "
-     "3x as far unconfined: threads that hand work to each other thousands of times a second, or spin "
-     "on each other's flags, wait for a context switch at every hand-over when they share CPUs. 0 "
-     "confines every throttled job, whatever it costs it",
+     "1 leaves a throttled job unconfined for its first 100 ms (parking still throttles it), then "
+     "compares, now and then, a confined job's progress per CPU-second with its start and with 15 ms "
+     "unconfined probes, and leaves unconfined (as without the shim, said once on stderr) a job that "
+     "gets more than 3x as far unconfined: threads that hand work to each other thousands of times a "
+     "second, or spin on each other's flags, wait for a context switch at every hand-over when they "
+     "share CPUs. 0 confines every throttled job at once, whatever it costs it",
      [](std::string_view t, Options& o) { return parse_bool(t, o.confine_check); }},
     {"APSHIM_SHRINK_TEAMS", "--shrink-teams", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "0",
      "1 sizes default OpenMP teams to the allotment even while dynamic adjustment is off (as "

@@ -25,8 +25,10 @@ namespace apshim {
 //                    throttled), "clocks" (the threads' CPU clocks, the hooks untimed), or
 //                    "none" (no runtime measured: none started yet, or libomp without OMPT)
 //   confine_check    what the confinement check (shim/confine_check.hpp) made of the cycle: "-"
-//                    (nothing checked: nothing to confine, or confinement or the check is off), "confined", "probe" (unconfined for a moment to compare
-//                    the job's progress), "handover" (found hand-over bound: not confined for now)
+//                    (nothing checked: nothing to confine, or confinement or the check is off),
+//                    "start" (the job's first 100 ms throttled: not confined yet), "confined",
+//                    "probe" (unconfined for a moment to compare the job's progress), "handover"
+//                    (found hand-over bound: not confined for now)
 struct TraceRow {
     double time_ms;
     int desire, allotment, usage;

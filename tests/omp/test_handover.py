@@ -4,7 +4,8 @@ meeting at a barrier every 10 rounds (NPB LU's pipelined sweeps). Built with gcc
 fence, no call a hook could see: confined to one CPU, every hand-over waits for the kernel's tick
 (LU.S: 0.07 s with one thread, over 20 s). The check must find it by its progress marks (the
 barriers) per CPU-second, confined against a probe unconfined, and leave it unconfined, saying so
-once on stderr: trace rows `handover`. Without the check (APSHIM_CONFINE_CHECK=0) it stays confined
+once on stderr: trace rows `handover`; a job that hands over from its start is found by comparing
+its unconfined start with its first 50 ms confined. Without the check (APSHIM_CONFINE_CHECK=0) it stays confined
 and the waiter spins out whole time slices (spins per hand-over, a count). clang builds yield at
 the flush instead (kmp_hooks.cpp), so confinement costs them little: only the answer is checked
 there. Same answer as natively in every run."""
@@ -45,6 +46,24 @@ if gcc:
     check.expect("handover" in seen, f"throttled: found hand-over bound and left unconfined (trace phases {sorted(seen)})")
     said = r.stderr.count("hand work to each other")
     check.expect(said == 1, f"said so once on stderr ({said} times: {r.stderr.strip()[:300]})")
+
+    # Without a warm-up the job's start (its first 100 ms throttled, unconfined) is the probe: found
+    # by comparing it with its first 50 ms confined, before any probe of its own.
+    env_s = shim.env(P=2, gat=shim.path("throttled-s"), trace=shim.path("trace-start-%p.csv"))
+    start_args = [prog, "1000000", "0", "2"]
+    native_s = shim.run(start_args, shim.env(preload=False), timeout=60)
+    with CoRunner(shim, env_s, 2):
+        rs = shim.run(start_args, env_s, timeout=90)
+    check.expect(rs.returncode == 0 and parse(rs.stdout)[0] == parse(native_s.stdout)[0],
+                 f"throttled, no warm-up: the native answer ({rs.stdout.strip()})")
+    order = []
+    for name in sorted(os.listdir(shim.tmp)):
+        if name.startswith("trace-start-"):
+            for row in read_trace(os.path.join(shim.tmp, name)):
+                if not order or order[-1] != row["confine_check"]:
+                    order.append(row["confine_check"])
+    check.expect(order[:3] == ["start", "confined", "handover"],
+                 f"throttled, no warm-up: found by its start, unprobed (trace phases in order {order[:6]})")
 
     short_args = [prog, "200", "100", "10"]
     native_short = shim.run(short_args, shim.env(preload=False), timeout=60)

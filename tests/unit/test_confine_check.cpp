@@ -45,10 +45,64 @@ struct Job {
 TEST_CASE("confine_check: nothing to confine, nothing to check", "[confine_check]") {
     Job job(10, 100);
     for (int i = 0; i < 1000; ++i) {
-        job.cycle(/*confinable=*/false);
-        REQUIRE(job.check.allows());
+        REQUIRE(job.cycle(/*confinable=*/false) == false);  // (the Job confines only what is confinable)
+        REQUIRE(job.check.phase() == Phase::idle);
+        REQUIRE_FALSE(job.check.suspends());
     }
-    REQUIRE(job.check.phase() == Phase::idle);
+}
+
+TEST_CASE("confine_check: a job's start runs unconfined, once", "[confine_check]") {
+    Job job(10, 11);
+    // The first kStartNs with fewer processors than threads: not confined, yet not suspended
+    // (parking may throttle it), then confined.
+    int start_cycles = 0;
+    while (!job.cycle()) {
+        REQUIRE(job.check.starting());
+        REQUIRE_FALSE(job.check.suspends());
+        ++start_cycles;
+    }
+    REQUIRE(start_cycles * kCycle >= ConfineCheck::kStartNs);
+    REQUIRE(start_cycles * kCycle <= ConfineCheck::kStartNs + kCycle);
+    REQUIRE(job.check.phase() == Phase::confined);
+    // Compared with the first 50 ms confined: the same progress per CPU-second, stays confined.
+    for (int i = 0; i < 20; ++i) REQUIRE(job.cycle());
+    REQUIRE(job.check.last_ratio() > 0.9);
+    REQUIRE(job.check.last_ratio() < 1.2);
+    // Not throttled for a while, then throttled again: confined at once (the start is once per job).
+    job.cycle(/*confinable=*/false);
+    REQUIRE(job.cycle());
+    REQUIRE(job.check.phase() == Phase::confined);
+}
+
+TEST_CASE("confine_check: a hand-over-bound job is found by its start, without a probe", "[confine_check]") {
+    Job job(0.1, 50);  // NPB LU.S built with gcc: 0.01 s natively, 0.26 s confined until a probe
+    int cycles = 0;
+    for (; cycles < 100 && job.check.phase() != Phase::hold; ++cycles) {
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::probe);
+    }
+    REQUIRE(job.check.phase() == Phase::hold);
+    REQUIRE(job.check.first_hold_started());
+    // 100 ms start + 50 ms confined (+ the cycle that ended the start and the one that found it).
+    REQUIRE(cycles * kCycle <= ConfineCheck::kStartNs + ConfineCheck::kFirstCompareNs + 2 * kCycle);
+}
+
+TEST_CASE("confine_check: a start without progress leaves the job to its first probe", "[confine_check]") {
+    // Serial set-up in the start (CPU, no marks): nothing to compare, no hold from it; the probe
+    // after kFirstProbeNs confined finds the job hand-over bound.
+    ConfineCheck check;
+    std::uint64_t now = 0;
+    bool confined = false;
+    int cycles = 0;
+    for (; cycles < 200 && check.phase() != Phase::hold; ++cycles) {
+        now += kCycle;
+        bool was_start = check.phase() == Phase::idle || check.starting();
+        std::uint64_t marks = was_start ? 0 : confined ? 1 : 500;
+        confined = check.step(now, marks, confined ? kCycle : 2 * kCycle, confined ? 1 : 0, true);
+    }
+    REQUIRE(check.phase() == Phase::hold);
+    REQUIRE(cycles * kCycle >= ConfineCheck::kStartNs + ConfineCheck::kFirstProbeNs);
+    REQUIRE(cycles * kCycle <= ConfineCheck::kStartNs + ConfineCheck::kFirstProbeNs + ConfineCheck::kProbeNs + 3 * kCycle);
 }
 
 TEST_CASE("confine_check: a compute-bound job stays confined, probed ever more rarely", "[confine_check]") {
@@ -73,7 +127,7 @@ TEST_CASE("confine_check: a hand-over-bound job is left unconfined, then measure
     Job job(0.1, 50);  // 500x as far per CPU-second unconfined (NPB LU built with gcc)
     int first = job.until(Phase::hold);
     REQUIRE(first > 0);
-    REQUIRE(first * kCycle <= 280 * kMs);  // found by the first probe, 250 ms + 15 ms
+    REQUIRE(first * kCycle <= ConfineCheck::kStartNs + ConfineCheck::kFirstCompareNs + 2 * kCycle);  // by the start
     REQUIRE(job.check.first_hold_started());
     REQUIRE(job.check.last_ratio() > 100);
     // Held unconfined for 1 s, then confined again and probed again: found again, held 2 s.
@@ -88,6 +142,7 @@ TEST_CASE("confine_check: a hand-over-bound job is left unconfined, then measure
 
 TEST_CASE("confine_check: a job without progress marks is never probed", "[confine_check]") {
     Job job(0, 0);  // one long region measured by CPU clocks: the hooks count nothing
+    while (!job.cycle()) REQUIRE(job.check.starting());  // the start (above)
     for (int i = 0; i < 2000; ++i) REQUIRE(job.cycle());
     REQUIRE(job.check.phase() == Phase::confined);
 }
@@ -112,7 +167,7 @@ TEST_CASE("confine_check: an allotment that covers the job ends the hold", "[con
     Job job(0.1, 50);
     REQUIRE(job.until(Phase::hold) > 0);
     job.cycle(/*confinable=*/false);
-    REQUIRE(job.check.allows());
+    REQUIRE_FALSE(job.check.suspends());
     REQUIRE(job.check.phase() == Phase::idle);
     REQUIRE(job.cycle());  // throttled again: confined, a fresh window
     REQUIRE(job.check.phase() == Phase::confined);
