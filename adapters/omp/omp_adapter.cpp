@@ -57,7 +57,8 @@ void OmpAdapter::set_active(int n) {
     // Timed hooks while the allotment is below the job's team (busy.hpp): on before the limit
     // comes down, off after it went up, so parking never reads untimed slots.
     int team = state_.last_team.load();
-    bool timed = state_.always_timed.load() || n < (team > 0 ? team : host().processors()) || cpu_clocks_fall_short();
+    bool timed = state_.always_timed.load() || n < (team > 0 ? team : host().processors()) ||
+                 cpu_clocks_fall_short(state_.slots.used());
     if (timed) state_.timing.store(true);
     state_.team_limit.store(recent_limits_.push(n));
     state_.limit.store(n);

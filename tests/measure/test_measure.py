@@ -147,6 +147,23 @@ if not tbb:
     check.expect(len(timed) >= 5 and median(timed) > 0.8 * P,
                  f"mid-region co-runner: the timed cycles count the threads already in the loop "
                  f"(median busy {median(timed):.2f} over {len(timed)} cycles)")
+if not tbb:
+    # APSHIM_P above the CPUs, alone (static policy: allotment 4P): a team that fits the CPUs is
+    # measured by its clocks as on any machine (timed task by task, BOTS fib without a cut-off
+    # took 10x longer at APSHIM_P=8); one with more threads than CPUs only by the timed hooks.
+    for threads, want in ((P, "clocks"), (P + 1, "timed")):
+        trace = shim.path(f"above-{threads}.csv")
+        r = shim.run(args, shim.env(P=4 * P, gat=shim.path(f"above-{threads}.gat"), trace=trace, est_cycle_ms=20,
+                                    APSHIM_POLICY="static",
+                                    OMP_NUM_THREADS=threads), timeout=120)
+        check.expect(r.returncode == 0 and checksum(r.stdout) == checksum(native.stdout),
+                     f"APSHIM_P={4 * P}, {threads} threads: same result")
+        # From the first cycle that reads it (the team's threads have all met a hook by then).
+        seen = [row["measure"] for row in read_trace(trace) if row["measure"] != "none"]
+        first = seen.index(want) if want in seen else len(seen)
+        check.expect(first < 10 and len(seen) > 20 and all(m == want for m in seen[first:]),
+                     f"APSHIM_P={4 * P} above the {P} CPUs, {threads} threads: every cycle reads {want} "
+                     f"({sum(m == want for m in seen[first:])} of {len(seen) - first} from cycle {first})")
 if tbb:
     rows = throttled_run("throttled-unconfined", APSHIM_CONFINE=0)
     measured_as("throttled, not confined (parking needs the intervals)", rows, "timed")
