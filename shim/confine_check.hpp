@@ -16,11 +16,13 @@
 // compute-bound job reads the same either way (it needs the same CPU per task wherever it runs),
 // whatever the co-runners do while it probes.
 //
-// A job is not confined in its first kStartNs with fewer processors than threads (parking at safe
-// points still throttles it): a job that ends sooner cannot be judged in time, and confined it
-// could take 25 times as long (NPB LU.S built with gcc: 0.01 s natively, 0.26 s confined until its
-// first probe), while the CPUs it keeps from its co-runners meanwhile are at most kStartNs' worth.
-// That start is the first probe: after kFirstCompareNs confined the two windows are compared.
+// A job is not throttled in its first kStartNs with fewer processors than threads: a job that ends
+// sooner cannot be judged in time, and confined it could take 25 times as long (NPB LU.S built
+// with gcc: 0.01 s natively, 0.26 s confined until its first probe), while the CPUs it keeps from
+// its co-runners meanwhile are at most kStartNs' worth. That start is the first probe, run as a
+// probe is (no parking either: parking there made BOTS fib-if, health and uts read 3x the progress
+// per CPU-second of their confined runs, which a hold without parking would not give them): after
+// kFirstCompareNs confined the two windows are compared.
 //
 // Pure logic, controller thread only: the controller feeds it each cycle's counts.
 #pragma once
@@ -63,11 +65,11 @@ public:
     // restrict it). Returns whether to confine from now on.
     bool step(std::uint64_t now_ns, std::uint64_t marks, std::uint64_t cpu_ns, int cpus, bool confinable) noexcept;
 
-    // What the last step() said, for reallocations between cycles: confine, or not yet (the start:
-    // parking may throttle), or keep the job wholly unthrottled (a probe or a hold: the job runs as
-    // without the shim, so that its progress unconfined is measured, or because confinement slows it).
+    // What the last step() said, for reallocations between cycles: confine, or keep the job wholly
+    // unthrottled (its start or a probe: the job runs as without the shim, so that its progress
+    // unconfined is measured; a hold: confinement slows it).
     bool starting() const noexcept { return phase_ == Phase::start; }
-    bool suspends() const noexcept { return phase_ == Phase::probe || phase_ == Phase::hold; }
+    bool suspends() const noexcept { return phase_ == Phase::start || phase_ == Phase::probe || phase_ == Phase::hold; }
     Phase phase() const noexcept { return phase_; }
     // The last probe's ratio of unconfined to confined progress per CPU-second (0: none yet).
     double last_ratio() const noexcept { return last_ratio_; }

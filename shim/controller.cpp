@@ -424,7 +424,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     if (s.trace.is_open())
         s.trace.write(TraceRow{(now - s.t0) / 1e6, publish, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
                                threads_running(), timed ? "timed" : clocks ? "clocks" : "none",
-                               ConfineCheck::name(s.check.phase())});
+                               ConfineCheck::name(s.check.phase()), marks});
 }
 
 // Mutex held. 4. Adjust usage: split the allotment among the runtimes by their measured demand
@@ -445,12 +445,10 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     int share[kMaxAdapters];
     split_allotment(s.allotment, busy, n, share);
     for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
-    bool suspended = confine_now && s.check.suspends();  // probing, or hand-over bound (confine_check.hpp)
+    bool suspended = confine_now && s.check.suspends();  // its start, a probe, hand-over bound (confine_check.hpp)
     if (confine_now) confine::suspend(suspended);
     if (suspended) {
         confine::release(/*spread=*/true);
-    } else if (confine_now && s.check.starting()) {
-        // The job's start: not confined yet, parking throttles it meanwhile (confine_check.hpp).
     } else if (confine_now && !confine::apply(s.procs, s.P, s.tid)) {
         if (const char* why = confine::why_off())
             APSHIM_LOG_ONCE(LogLevel::info, "stopped confining threads: %s", why);

@@ -26,9 +26,12 @@ namespace apshim {
 //                    "none" (no runtime measured: none started yet, or libomp without OMPT)
 //   confine_check    what the confinement check (shim/confine_check.hpp) made of the cycle: "-"
 //                    (nothing checked: nothing to confine, or confinement or the check is off),
-//                    "start" (the job's first 100 ms throttled: not confined yet), "confined",
+//                    "start" (the first 100 ms the job could be confined: run as in a probe), "confined",
 //                    "probe" (unconfined for a moment to compare the job's progress), "handover"
 //                    (found hand-over bound: not confined for now)
+//   marks            the job's progress marks in the cycle (Sample::marks: tasks made and run,
+//                    chunks fetched, ordered turns, barriers and taskwaits entered; counted by
+//                    the OpenMP hooks while timed, 0 otherwise): what the check compares
 struct TraceRow {
     double time_ms;
     int desire, allotment, usage;
@@ -38,6 +41,7 @@ struct TraceRow {
     int threads_running;
     const char* measure;
     const char* confine_check;
+    std::uint64_t marks;
 };
 
 // Threads of this process in state R (running or runnable), from /proc/self/task: for the trace

@@ -309,9 +309,12 @@ inline bool may_run_at_once(unsigned flags, void** depend) noexcept {
 // final task) is part of the frame that makes it, whose time is work already: it needs no
 // wrapper and no frame of its own. BOTS fib with final or if clauses (gcc, millions of included
 // tasks) took 1.0 s at allotment 1 against 0.2 s with one thread, paying for a wrapper each.
-// Ours runs as an if(0) task, counted in t_at_once while it runs.
+// Ours runs as an if(0) task, counted in t_at_once while it runs. Every task is two progress
+// marks, made and run, wherever it runs (the caller marks it made): the confinement check compares
+// marks of runs that schedule tasks differently (at once on one CPU, queued on two).
 inline void run_at_once(TaskFn real_fn, void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
                         long arg_align, unsigned flags, int priority, void* detach) {
+    count_mark(t_state.counters);
     ++t_at_once;
     real_fn(fn, data, cpyfn, arg_size, arg_align, false, flags, nullptr, priority, detach);
     --t_at_once;
@@ -333,8 +336,10 @@ __attribute__((noinline)) void task_slow(void (*fn)(void*), void* data, void (*c
     // where the program's own code may go on beside it.
     if (may_run_at_once(flags, depend) && in_explicit_task(t_state))
         return run_at_once(real_fn, fn, data, cpyfn, arg_size, arg_align, flags, priority, detach);
-    if (!if_clause || in_final_task())
+    if (!if_clause || in_final_task()) {  // included: libgomp runs it now
+        count_mark(t_state.counters);
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+    }
     wrapped_task(real_fn, fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
 }
 }  // namespace
@@ -357,9 +362,15 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
     // final task), with no wrapper (run_at_once says why), and without task_slow's checks, which
     // a 0.2 s BOTS fib paid a million times. (Inside one, the thread is in an explicit task.)
     if (real_fn && made_task_noted(g_gomp_state, t_state)) {
-        if (t_at_once > 0 && may_run_at_once(flags, depend))
+        if (t_at_once > 0 && may_run_at_once(flags, depend)) {
+            count_mark(t_state.counters);  // made (run_at_once marks it run)
             return run_at_once(real_fn, fn, data, cpyfn, arg_size, arg_align, flags, priority, detach);
-        if (in_final_task()) return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+        }
+        if (in_final_task()) {  // included by libgomp: made and run now
+            count_mark(t_state.counters);
+            count_mark(t_state.counters);
+            return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+        }
     }
     task_slow(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
 }

@@ -5,10 +5,12 @@ chunk of an ordered loop held the turn its teammate spun for: about a second per
 LLVM's test with APSHIM_CONFINE=0; with confinement, a second in the first region, parked in the
 moment between the limit falling and the threads being confined); a thread ahead in nowait
 loops spun for a parked one's dispatch buffer the same way. The spinning shows as CPU time: the
-whole program needs a few tens of milliseconds."""
+whole program needs a few tens of milliseconds. Every ordered turn is a progress mark for the
+confinement check (trace column `marks`): a longer ordered loop must show them."""
+import os
 import sys
 
-from apshim_test import Check, CoRunner, Shim, run_measured
+from apshim_test import Check, CoRunner, Shim, read_trace, run_measured
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -30,4 +32,20 @@ with CoRunner(shim, env, P=2):
                 check.expect(m.returncode == 0 and m.stdout == native[name], f"{what}: same answer")
                 # A park that a teammate spins through costs about a second of CPU.
                 check.expect(m.cpu_s < 0.5, f"{what}: no teammate spun through a park (under 0.5 s CPU)")
+
+# Every ordered turn is a progress mark while the hooks time (GOMP_ordered_start, __kmpc_ordered:
+# what the confinement check compares; LLVM's omp_for_collapse takes 98 010 turns). The loop is
+# schedule(static, 1): libgomp fetches no chunk through a hook, so without the turns a run marks
+# only its barriers; libomp fetches each iteration (one mark each), and the turns double that.
+N, R = 2000, 200
+turns = N * R
+per_turn = 0.6 if prog.endswith("_gcc") else 1.6
+env_m = shim.env(P=2, gat=shim.path("marks.gat"), trace=shim.path("marks-%p.csv"), OMP_NUM_THREADS="2")
+with CoRunner(shim, env_m, P=2):
+    r = shim.run([prog, "ordered", str(N), str(R)], env_m, timeout=60)
+check.expect(r.returncode == 0 and r.stdout.startswith("ok"), f"ordered {N} x {R} throttled: same answer ({r.returncode})")
+marks = sum(row["marks"] for name in os.listdir(shim.tmp) if name.startswith("marks-")
+            for row in read_trace(os.path.join(shim.tmp, name)))
+check.expect(marks >= per_turn * turns, f"ordered {N} x {R} throttled: {marks} progress marks for {turns} ordered turns "
+             f"(at least {per_turn:.1f} a turn: the turns are marked)")
 check.done()

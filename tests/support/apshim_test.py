@@ -79,7 +79,7 @@ class Shim:
 
 def read_trace(path):
     """APSHIM_TRACE rows as dicts of floats/ints: time_ms, desire, allotment, usage, inefficiency, busy,
-    cpus, threads_running; measure and confine_check stay strings."""
+    cpus, threads_running, marks; measure and confine_check stay strings."""
     rows = []
     with open(path) as f:
         for row in csv.DictReader(f):
