@@ -398,13 +398,14 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // 4-5. Adjust usage and confine (unless that costs the job more than the CPUs it takes).
     // The process's CPU time is read only for the check, each cycle, so that a cycle without an
     // answer from the table adds nothing to the next one's.
+    bool checking = opts_.confine_check && !confine::why_off();
     std::uint64_t cpu = 0;
-    if (opts_.confine_check && !confine::why_off()) {
+    if (checking) {
         std::uint64_t cpu_now = process_cpu_ns();
         cpu = cpu_now - std::min(cpu_now, s.last_cpu_ns);
         s.last_cpu_ns = cpu_now;
     }
-    if (a > 0 && opts_.confine_check && !confine::why_off()) {
+    if (a > 0 && checking) {
         bool was_start = s.check.starting();
         s.check.step(now, marks, cpu, confine::confined_cpus(), confine::restricts(s.procs, s.P));
         if (was_start && !s.check.starting())
