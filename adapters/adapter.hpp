@@ -73,6 +73,10 @@ public:
     // only the forking thread survives; forget the parent's threads, parked ones, throttles and
     // measurements, so the child starts as a new process would.
     virtual void after_fork_child() {}
+    // Counts progress marks (Sample::marks) while throttled: the controller's confinement check
+    // can judge its jobs (shim/confine_check.hpp). oneTBB counts none: its tasks are not hooked
+    // while confinement throttles.
+    virtual bool marks_progress() const { return false; }
 };
 
 }  // namespace apshim

@@ -22,7 +22,8 @@ void ConfineCheck::start_confined(std::uint64_t now) noexcept {
     cpus_ = 0;
 }
 
-bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cpu_ns, int cpus, bool confinable) noexcept {
+bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cpu_ns, int cpus, bool confinable,
+                        bool markable) noexcept {
     first_hold_now_ = false;
     probe_ended_ = false;
     if (!confinable) {  // nothing to confine: the next confinement starts a fresh window
@@ -33,7 +34,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
     }
     switch (phase_) {
     case Phase::idle:  // the cycle just ended ran unconfined: not a confined sample
-        if (!started_) {
+        if (!started_ && markable) {
             started_ = true;
             phase_ = Phase::start;
             since_ = now;

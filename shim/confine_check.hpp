@@ -62,8 +62,10 @@ public:
     // One controller cycle: `marks` and `cpu_ns` are what the job did in the cycle just ended (its
     // progress marks, the process's CPU time), `cpus` the CPUs it was confined to then (0: none);
     // `confinable`: the allotment now asks for fewer CPUs than the job may use (confinement would
-    // restrict it). Returns whether to confine from now on.
-    bool step(std::uint64_t now_ns, std::uint64_t marks, std::uint64_t cpu_ns, int cpus, bool confinable) noexcept;
+    // restrict it); `markable`: one of its runtimes counts progress marks (a job that can make none,
+    // oneTBB alone, gets no start: it could never be compared). Returns whether to confine from now on.
+    bool step(std::uint64_t now_ns, std::uint64_t marks, std::uint64_t cpu_ns, int cpus, bool confinable,
+              bool markable = true) noexcept;
 
     // What the last step() said, for reallocations between cycles: confine, or keep the job wholly
     // unthrottled (its start or a probe: the job runs as without the shim, so that its progress

@@ -326,7 +326,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // 1. Measure.
     std::uint64_t busy = 0, marks = 0;
     int usage = 0;
-    bool timed = false, clocks = false;
+    bool timed = false, clocks = false, markable = false;
     Adapter* list[kMaxAdapters];
     int n = 0;
     for (auto& slot : adapters_) {
@@ -337,6 +337,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
         list[n++] = a;
         busy += smp.busy_ns;
         marks += smp.marks;
+        markable = markable || a->marks_progress();
         usage += smp.usage;
         timed = timed || smp.measure == Sample::Measure::timed;
         clocks = clocks || smp.measure == Sample::Measure::clocks;
@@ -407,7 +408,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     }
     if (a > 0 && checking) {
         bool was_start = s.check.starting();
-        s.check.step(now, marks, cpu, confine::confined_cpus(), confine::restricts(s.procs, s.P));
+        s.check.step(now, marks, cpu, confine::confined_cpus(), confine::restricts(s.procs, s.P), markable);
         if (was_start && !s.check.starting())
             log(LogLevel::debug, "confine check: the start: %llu marks in %.1f ms CPU unconfined",
                 static_cast<unsigned long long>(s.check.probe_window().marks), s.check.probe_window().cpu_ns / 1e6);

@@ -157,7 +157,7 @@ constinit const OptionSpec kSpecs[] = {
      "GOMP_CPU_AFFINITY, or the program's own sched_setaffinity); 0 leaves only parking at safe points",
      [](std::string_view t, Options& o) { return parse_bool(t, o.confine); }},
     {"APSHIM_CONFINE_CHECK", "--confine-check", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
-     "1 leaves a throttled job unthrottled for its first 100 ms (as without the shim), then "
+     "1 leaves a throttled OpenMP job unthrottled for its first 100 ms (as without the shim), then "
      "compares, now and then, a confined job's progress per CPU-second with its start and with 15 ms "
      "unconfined probes, and leaves unconfined (as without the shim, said once on stderr) a job that "
      "gets more than 3x as far unconfined: threads that hand work to each other thousands of times a "

@@ -23,6 +23,8 @@ public:
     int active() const override;
     void release() override;
     void after_fork_child() override;
+    // libomp only through OMPT (a libomp that did not take apshim as its tool calls no hook).
+    bool marks_progress() const override { return !needs_ompt_ || state_.measuring.load() != 0; }
 
 private:
     Sample unmeasured_sample();

@@ -147,6 +147,16 @@ TEST_CASE("confine_check: a job without progress marks is never probed", "[confi
     REQUIRE(job.check.phase() == Phase::confined);
 }
 
+TEST_CASE("confine_check: a job whose runtimes count no marks gets no start", "[confine_check]") {
+    // oneTBB alone: its start could never be compared, so it would only keep its co-runners' CPUs.
+    ConfineCheck check;
+    REQUIRE(check.step(kCycle, 0, 2 * kCycle, 0, /*confinable=*/true, /*markable=*/false));
+    REQUIRE(check.phase() == Phase::confined);
+    REQUIRE_FALSE(check.suspends());
+    for (int i = 2; i < 2000; ++i) REQUIRE(check.step(i * kCycle, 0, kCycle, 1, true, false));
+    REQUIRE(check.phase() == Phase::confined);
+}
+
 TEST_CASE("confine_check: a probe with too few marks proves nothing", "[confine_check]") {
     // 0.05 marks per CPU-ms confined, 0.1 free: a probe of 30 ms on 2 CPUs sees 6 (< 8).
     Job job(0.05, 0.1);
