@@ -14,7 +14,7 @@ import re
 import shutil
 import sys
 
-from apshim_test import Check, CoRunner, Shim, read_trace
+from apshim_test import Check, CoRunner, Shim
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -54,8 +54,7 @@ for line in open(out).read().splitlines() if os.path.exists(out) else []:
     m = re.match(r"^calls=(\d+)", line)
     if m and callee and "wrapped_task" in names.get(callee, ""):
         wrapped += int(m.group(1))
-marks = sum(row["marks"] for name in os.listdir(shim.tmp) if name.startswith("trace-")
-            for row in read_trace(os.path.join(shim.tmp, name)))
+marks = sum(row["marks"] for row in shim.trace_rows("trace-"))
 print(f"     {tasks} tasks, {wrapped} wrapped, {marks} progress marks", flush=True)
 check.expect(marks >= tasks, f"the hooks timed the run: {marks} progress marks for {tasks} tasks (at least one a task)")
 check.expect(wrapped <= tasks // 100, f"{wrapped} of {tasks} tasks wrapped (at most 1%: tasks made inside tasks run "

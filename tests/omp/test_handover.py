@@ -9,10 +9,9 @@ its unconfined start with its first 50 ms confined. Without the check (APSHIM_CO
 and the waiter spins out whole time slices (spins per hand-over, a count). clang builds yield at
 the flush instead (kmp_hooks.cpp), so confinement costs them little: only the answer is checked
 there. Same answer as natively in every run."""
-import os
 import sys
 
-from apshim_test import Check, CoRunner, Shim, read_trace
+from apshim_test import Check, CoRunner, Shim
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -26,11 +25,7 @@ def parse(out):
 
 
 def phases(pattern):
-    seen = set()
-    for name in os.listdir(shim.tmp):
-        if name.startswith(pattern):
-            seen |= {row["confine_check"] for row in read_trace(os.path.join(shim.tmp, name))}
-    return seen
+    return {row["confine_check"] for row in shim.trace_rows(pattern)}
 
 
 long_args = [prog, "1000000", "100", "10"]
@@ -57,11 +52,9 @@ if gcc:
     check.expect(rs.returncode == 0 and parse(rs.stdout)[0] == parse(native_s.stdout)[0],
                  f"throttled, no warm-up: the native answer ({rs.stdout.strip()})")
     order = []
-    for name in sorted(os.listdir(shim.tmp)):
-        if name.startswith("trace-start-"):
-            for row in read_trace(os.path.join(shim.tmp, name)):
-                if not order or order[-1] != row["confine_check"]:
-                    order.append(row["confine_check"])
+    for row in shim.trace_rows("trace-start-"):
+        if not order or order[-1] != row["confine_check"]:
+            order.append(row["confine_check"])
     check.expect(order[:3] == ["start", "confined", "handover"],
                  f"throttled, no warm-up: found by its start, unprobed (trace phases in order {order[:6]})")
 

@@ -7,10 +7,9 @@ moment between the limit falling and the threads being confined); a thread ahead
 loops spun for a parked one's dispatch buffer the same way. The spinning shows as CPU time: the
 whole program needs a few tens of milliseconds. Every ordered turn is a progress mark for the
 confinement check (trace column `marks`): a longer ordered loop must show them."""
-import os
 import sys
 
-from apshim_test import Check, CoRunner, Shim, read_trace, run_measured
+from apshim_test import Check, CoRunner, Shim, run_measured
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -48,8 +47,7 @@ env_m = shim.env(P=2, gat=shim.path("marks.gat"), trace=shim.path("marks-%p.csv"
 with CoRunner(shim, env_m, P=2):
     r = shim.run([prog, "ordered", str(N), str(R)], env_m, timeout=60)
 check.expect(r.returncode == 0 and r.stdout.startswith("ok"), f"ordered {N} x {R} throttled: same answer ({r.returncode})")
-marks = sum(row["marks"] for name in os.listdir(shim.tmp) if name.startswith("marks-")
-            for row in read_trace(os.path.join(shim.tmp, name)))
+marks = sum(row["marks"] for row in shim.trace_rows("marks-"))
 check.expect(marks >= per_turn * turns, f"ordered {N} x {R} throttled: {marks} progress marks for {turns} ordered turns "
              f"(at least {per_turn:.1f} a turn: the turns are marked)")
 check.done()

@@ -62,6 +62,12 @@ class Shim:
             env[k] = str(v)
         return env
 
+    def trace_rows(self, prefix):
+        """read_trace rows of every trace in this test's directory whose name starts with prefix
+        (an APSHIM_TRACE pattern with %p writes one per process), file by file in name order."""
+        return [row for name in sorted(os.listdir(self.tmp)) if name.startswith(prefix)
+                for row in read_trace(os.path.join(self.tmp, name))]
+
     def status(self, env):
         """`apshim status --json` against env's table, as a dict (None if the command fails; before
         any job created the table it is an empty table: no jobs)."""
