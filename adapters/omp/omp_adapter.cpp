@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "adapters/common/clock.hpp"
+#include "adapters/omp/gomp_spin.hpp"
 
 namespace apshim::omp_adapter {
 
@@ -19,6 +20,7 @@ std::span<Adapter* const> adapters() noexcept {
 }
 
 Sample OmpAdapter::sample() {
+    if (&state_ == &g_gomp_state) gomp_spin_follow(host().confined());
     if (needs_ompt_ && state_.measuring.load() == 0) return unmeasured_sample();
     bool timing = state_.timing.load();
     Sample out = sampler_.sample(state_.slots, state_.limit.load(), timed_throughout_ && timing);
@@ -75,6 +77,7 @@ void OmpAdapter::set_active(int n) {
 int OmpAdapter::active() const { return state_.limit.load(); }
 
 void OmpAdapter::release() {
+    if (&state_ == &g_gomp_state) gomp_spin_follow(false);
     state_.limit.store(kReleased);
     state_.tasks_at_once.store(false);
     state_.timing.store(false);  // nothing parks or reads the intervals any more

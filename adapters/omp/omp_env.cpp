@@ -14,6 +14,7 @@
 
 #include "adapters/common/env_value.hpp"
 #include "adapters/common/next_fn.hpp"
+#include "adapters/omp/gomp_spin.hpp"
 #include "adapters/omp/omp_adapter.hpp"
 
 namespace apshim::omp_adapter {
@@ -50,8 +51,10 @@ __attribute__((constructor(110))) void omp_setup() {
     // oversubscription (100) never applies under confinement (it compares its threads with the
     // CPUs of the mask it started with), so the count matters: at allotment 1 NPB SP.W (gcc) took
     // 3.74 s with 10 000 spins, 2.02 s with 1000, 1.90 s with one thread; alone 1.14 / 1.01 s
-    // (bench/results/2026-11-24-peer-pairs-dev2core/spincount). A libgomp that the program links
-    // read its environment before this runs: getenv (below) gave it these values then.
+    // (bench/results/2026-11-24-peer-pairs-dev2core/spincount). While confinement has the job's
+    // threads share CPUs, gomp_spin.cpp lowers libgomp's count further, to 0, in its memory. A
+    // libgomp that the program links read its environment before this runs: getenv (below) gave
+    // it these values then.
     struct Done {
         ~Done() { g_defaults_in_environ.store(true); }
     } done;
@@ -90,6 +93,14 @@ NextFn<void (*)(int)> next_omp_set_dynamic{"omp_set_dynamic"};
 APSHIM_RESOLVE_AT_LOAD(next_omp_set_dynamic)
 
 }  // namespace
+
+unsigned long long shim_gomp_spin_count() noexcept {
+    if (!host().enabled() || host().env_chosen_by_user("OMP_WAIT_POLICY") || host().env_chosen_by_user("GOMP_SPINCOUNT"))
+        return 0;
+    for (const SpinDefault& d : kSpinDefaults)
+        if (std::strcmp(d.name, "GOMP_SPINCOUNT") == 0) return std::strtoull(d.value, nullptr, 10);
+    return 0;
+}
 
 bool shrink_allowed_by_user() noexcept {
     return host().shrink_teams_opted_in() && !g_program_wants_exact.load(std::memory_order_relaxed);

@@ -1,0 +1,39 @@
+// libgomp's spin-wait count, lowered while confinement shares the job's CPUs among its threads.
+//
+// A libgomp thread that waits (a barrier, the next fork, a task) spins GOMP_SPINCOUNT rounds of
+// `pause` before it sleeps in the kernel, and the count is read once, when libgomp starts. Alone,
+// the spin is what lets a team catch the next of thousands of short regions a second without a
+// sleep and a wake-up; confined to fewer CPUs than threads, every round is taken from the very
+// teammate the spinner waits for. scikit-learn's gradient boosting (tests/real/sklearn_work.py):
+//
+//   spin count       alone (two CPUs)   confined to one CPU   (one thread natively: 3.07 s)
+//   1000 (shim's)    2.27 s             6.43 s
+//   500              2.44 s             4.98 s
+//   300              3.06 s             4.40 s
+//   0                the fit 2.7x slower than at 1000; confined 2.8 s
+// (bench/results/2026-11-25f-sklearn-dev2core). Two such fits side by side: 7.31 s mean response
+// with 1000 throughout, 3.99 s with this; natively 12.3 s.
+//
+// No count serves both, and libgomp has no interface to change it, so the shim changes it in
+// libgomp's memory: the variable is found once by its value, the shim's own default (1000),
+// beside libgomp's count for oversubscription (100, what libgomp derives from it), in libgomp's
+// writable data. Exactly one such pair, outside the data libgomp's loader made read-only, or the
+// shim leaves libgomp alone (and says so at info level). Only where the shim chose the count: a
+// user's GOMP_SPINCOUNT or OMP_WAIT_POLICY is kept as it is.
+#pragma once
+
+namespace apshim::omp_adapter {
+
+// Controller thread, every cycle of the libgomp adapter: 0 spin rounds while `shared` (the job's
+// threads outnumber the CPUs confinement gives it), the shim's default otherwise. Does nothing
+// until libgomp is loaded, and for good once libgomp's count was not found.
+void gomp_spin_follow(bool shared) noexcept;
+
+// The shim's GOMP_SPINCOUNT as libgomp read it (omp_env.cpp), or 0 when the user chose the
+// waiting (GOMP_SPINCOUNT, OMP_WAIT_POLICY) or the shim is disabled.
+unsigned long long shim_gomp_spin_count() noexcept;
+
+// libgomp's own GOMP_parallel (gomp_hooks.cpp), null while libgomp is not loaded.
+void* real_gomp_parallel() noexcept;
+
+}  // namespace apshim::omp_adapter
