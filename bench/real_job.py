@@ -8,10 +8,11 @@ apshim-cap) becomes the program's own knob, and the job prints one line
     real_job.py gm DIR [--threads N]            gm convert DIR/in.ppm -blur 0x24 x3 (OpenMP, libgomp)
     real_job.py numpy DIR [--threads N]         tests/real/numpy_work.py on OpenMP OpenBLAS
     real_job.py flexbar DIR [--threads N]       flexbar (oneTBB) adapter removal on DIR/reads.fastq
+    real_job.py sklearn DIR [--threads N]       tests/real/sklearn_work.py: scikit-learn gradient boosting
 
-Without --threads each program does what it does by default on this machine: gm and OpenBLAS
-start one OpenMP thread per CPU; flexbar (default one thread) gets `-n <CPUs>`, what a user
-would type. With --threads N: OMP_NUM_THREADS=N (gm, OpenBLAS), `flexbar -n N`. The inputs'
+Without --threads each program does what it does by default on this machine: gm, OpenBLAS and
+scikit-learn start one OpenMP thread per CPU; flexbar (default one thread) gets `-n <CPUs>`, what
+a user would type. With --threads N: OMP_NUM_THREADS=N (gm, OpenBLAS, scikit-learn), `flexbar -n N`. The inputs'
 sizes (written by `prepare`, --quick for smaller ones) decide the run times: about 2-5 s each
 alone natively on 2 idle cores (quick: about 1 s).
 """
@@ -28,6 +29,7 @@ sys.path.insert(0, REAL_TESTS)
 
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 NUMPY_ARGS = {False: ["2800", "6", "4000000"], True: ["1200", "4", "600000"]}
+SKLEARN_ARGS = {False: ["60000", "150"], True: ["20000", "60"]}
 GM_SIZE = {False: (1600, 1200), True: (800, 600)}
 READS = {False: 50000, True: 15000}
 GM_OPS = ["-blur", "0x24"] * 3
@@ -71,7 +73,7 @@ def main(argv):
     with open(os.path.join(folder, "stamp")) as f:
         quick = "quick=True" in f.read()
     env = dict(os.environ)
-    if threads is not None and kind in ("gm", "numpy"):
+    if threads is not None and kind in ("gm", "numpy", "sklearn"):
         env["OMP_NUM_THREADS"] = str(threads)
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="apshim-real-") as tmp:
@@ -85,6 +87,11 @@ def main(argv):
                                stdout=subprocess.PIPE, text=True)
             last = (r.stdout.strip().splitlines() or [""])[-1]
             line = last.split(" time_s=")[0] if "checksum=" in last else "numpy checksum=none"
+        elif kind == "sklearn":
+            r = subprocess.run(["/usr/bin/python3", os.path.join(REAL_TESTS, "sklearn_work.py")] + SKLEARN_ARGS[quick],
+                               env=env, stdout=subprocess.PIPE, text=True)
+            last = (r.stdout.strip().splitlines() or [""])[-1]
+            line = last.split(" time_s=")[0] if "checksum=" in last else "sklearn checksum=none"
         elif kind == "flexbar":
             n = threads if threads is not None else len(os.sched_getaffinity(0))
             prefix = os.path.join(tmp, "out")

@@ -288,9 +288,10 @@ REAL_JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "real_job.py
 REAL_NOTE = ("Unmodified Debian programs through bench/real_job.py (its output hashed into the checksum): gm = "
              "GraphicsMagick `convert -blur 0x24` x3 (OpenMP, libgomp), numpy = tests/real/numpy_work.py (exact "
              "integer GEMMs on OpenMP OpenBLAS, ~300 ms pure-Python phases between them), flexbar = adapter "
-             "removal (oneTBB). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
+             "removal (oneTBB), sklearn = tests/real/sklearn_work.py (scikit-learn gradient boosting: thousands "
+             "of short OpenMP regions a second, libgomp loaded RTLD_LOCAL by python). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
              "`-n <CPUs>`, since its default is one thread), so the pair oversubscribes. `static`: each job limited "
-             "to P/2 through its own knob, OMP_NUM_THREADS=P/2 for gm and OpenBLAS and `flexbar -n P/2` (no "
+             "to P/2 through its own knob, OMP_NUM_THREADS=P/2 for gm, OpenBLAS and scikit-learn and `flexbar -n P/2` (no "
              "taskset: the threads may still run on any CPU). `backoff-1ms`: the shim's own spin-wait setting "
              "(GOMP_SPINCOUNT=1000) without it, to tell its allotment from its shorter spinning. `apshim`: plain "
              "LD_PRELOAD, OpenBLAS's libgomp loaded RTLD_LOCAL by python.")
@@ -321,6 +322,8 @@ ALL = {
     "real_gm_gm": lambda build, P, quick=False: real_pair(build, P, quick, "gm", "gm"),
     # Python users' case (issue #16): two NumPy processes on OpenMP OpenBLAS.
     "real_numpy_numpy": lambda build, P, quick=False: real_pair(build, P, quick, "numpy", "numpy"),
+    # Two scikit-learn processes (e.g. two model fits side by side): short regions, spin-waits.
+    "real_sklearn_sklearn": lambda build, P, quick=False: real_pair(build, P, quick, "sklearn", "sklearn"),
     "loopy_inst": loopy_inst,
     "phases_pair": phases_pair,
     "tbb_pair": tbb_pair,

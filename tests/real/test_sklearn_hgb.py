@@ -1,0 +1,25 @@
+"""scikit-learn (Debian python3-sklearn): gradient boosting, whose OpenMP loops (Cython prange,
+libgomp loaded RTLD_LOCAL by python, teams sized by omp_get_max_threads()) are thousands of short
+parallel regions a second (sklearn_work.py); alone, throttled to allotment 1 by a co-runner, and
+at APSHIM_P=8 (realprog.py): the same checksum as natively, no hang, the allotment enforced."""
+import os
+
+from realprog import RealProgram, build_dir, require
+
+PYTHON = "/usr/bin/python3"
+WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sklearn_work.py")
+ARGS = ["60000", "150"]
+
+
+def output_of(tag, m):
+    """What sklearn_work.py printed, less the time."""
+    return [line.split(" time_s=")[0] for line in m.stdout.splitlines()]
+
+
+t = RealProgram("real.sklearn_hgb", build_dir(), lambda tag: [PYTHON, WORK] + ARGS, output_of)
+require(t.check, PYTHON, "/usr/lib/python3/dist-packages/sklearn/__init__.py")
+t.native()
+t.alone()
+t.throttled()
+t.p8()
+t.done()
