@@ -1,7 +1,6 @@
 // libgomp's spin-wait count, lowered while confinement shares the job's CPUs (gomp_spin.hpp).
 #include "adapters/omp/gomp_spin.hpp"
 
-#include <dlfcn.h>
 #include <link.h>
 
 #include <algorithm>
@@ -22,7 +21,7 @@ constexpr Count kLibgompThrottled = 100;
 struct Search {
     std::uintptr_t code = 0;   // an address inside libgomp's code (its GOMP_parallel)
     Count spin = 0;            // the value to look for
-    bool in_object = false;    // the object holding `code` was seen
+    Count throttled = 0;       // the value beside it
     int found = 0;             // candidates
     Count* where = nullptr;    // the first one
 };
@@ -40,7 +39,6 @@ int search_object(dl_phdr_info* info, size_t, void* arg) {
         if (ph.p_type == PT_GNU_RELRO) relro = begin, relro_size = ph.p_memsz;
     }
     if (!holds_code) return 0;
-    s->in_object = true;
     for (int i = 0; i < info->dlpi_phnum; ++i) {
         const ElfW(Phdr)& ph = info->dlpi_phdr[i];
         if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_W)) continue;
@@ -50,8 +48,8 @@ int search_object(dl_phdr_info* info, size_t, void* arg) {
             if (inside(a, relro, relro_size)) continue;  // read-only after relocation: never libgomp's counters
             auto* w = reinterpret_cast<const Count*>(a);
             if (*w != s->spin) continue;
-            bool before = a >= begin + sizeof(Count) && w[-1] == std::min(kLibgompThrottled, s->spin);
-            bool after = a + 2 * sizeof(Count) <= end && w[1] == std::min(kLibgompThrottled, s->spin);
+            bool before = a >= begin + sizeof(Count) && w[-1] == s->throttled;
+            bool after = a + 2 * sizeof(Count) <= end && w[1] == s->throttled;
             if (!before && !after) continue;
             if (s->found++ == 0) s->where = reinterpret_cast<Count*>(a);
         }
@@ -78,6 +76,7 @@ bool locate() noexcept {
     Search s;
     s.code = reinterpret_cast<std::uintptr_t>(code);
     s.spin = g_default;
+    s.throttled = std::min(kLibgompThrottled, g_default);
     dl_iterate_phdr(search_object, &s);
     if (s.found != 1) {
         host().log(Host::Severity::info,
