@@ -320,6 +320,8 @@ ALL = {
     "real_gm_numpy": real_pair,
     "real_numpy_flexbar": lambda build, P, quick=False: real_pair(build, P, quick, "numpy", "flexbar"),
     "real_gm_gm": lambda build, P, quick=False: real_pair(build, P, quick, "gm", "gm"),
+    # libgomp next to oneTBB, both real programs (no Python): what a 16-core run can carry.
+    "real_gm_flexbar": lambda build, P, quick=False: real_pair(build, P, quick, "gm", "flexbar"),
     # Python users' case (issue #16): two NumPy processes on OpenMP OpenBLAS.
     "real_numpy_numpy": lambda build, P, quick=False: real_pair(build, P, quick, "numpy", "numpy"),
     # Two scikit-learn processes (e.g. two model fits side by side): short regions, spin-waits.

@@ -69,6 +69,15 @@ void place(std::vector<PlacedJob>& jobs, int P) {
     }
 }
 
+ProcSet unheld(const std::vector<PlacedJob>& jobs, int P) {
+    P = std::clamp(P, 1, kMaxProcessors);
+    ProcSet held, free;
+    for (const PlacedJob& j : jobs) held |= j.procs;
+    for (int i = 0; i < P; ++i)
+        if (!held[i]) free.set(i);
+    return free;
+}
+
 ProcSet procs_from_words(const std::uint64_t* words) {
     ProcSet s;
     std::memcpy(s.words, words, sizeof s.words);

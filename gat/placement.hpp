@@ -72,6 +72,10 @@ struct PlacedJob {
 // Afterwards every job holds exactly min(allotment, P) processors, all below P.
 void place(std::vector<PlacedJob>& jobs, int P);
 
+// The processors of [0, P) that no job in `jobs` holds: idle ones, which a job may use beyond its
+// own set while nobody else has them (the work-conserving half of confinement, shim/confine.hpp).
+ProcSet unheld(const std::vector<PlacedJob>& jobs, int P);
+
 // Raw row storage <-> ProcSet (the row keeps the set as kMaxProcessors / 64 words).
 ProcSet procs_from_words(const std::uint64_t* words);
 void procs_to_words(const ProcSet& s, std::uint64_t* words);

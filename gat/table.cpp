@@ -343,7 +343,12 @@ void Table::run_dp(int changed_slot, int old_desire, bool departures) {
         r.allotment = sorted[k].allotment;
         placed[k] = PlacedJob{r.allotment, procs_from_words(r.procs)};
     }
+    ProcSet idle_before = unheld(placed, P_);
     place(placed, P_);
+    // Every job may also run on the processors nobody holds (update()'s `idle`): when that set
+    // changes (a job arrived, grew, shrank or left), the others must learn it now, not at their
+    // next cycle, or a newcomer's processors stay crowded by a neighbour's threads for a cycle.
+    bool idle_changed = !(unheld(placed, P_) == idle_before);
     for (std::size_t k = 0; k < sorted.size(); ++k) {
         std::uint64_t* words = map_->rows[sorted_slots[k]].procs;
         if (!(procs_from_words(words) == placed[k].procs)) {  // write only changes
@@ -351,7 +356,8 @@ void Table::run_dp(int changed_slot, int old_desire, bool departures) {
             moved[k] = true;
         }
         int slot = sorted_slots[k];
-        if (moved[k] && slot != changed_slot && std::find(moved_.begin(), moved_.end(), slot) == moved_.end())
+        if ((moved[k] || idle_changed) && slot != changed_slot &&
+            std::find(moved_.begin(), moved_.end(), slot) == moved_.end())
             moved_.push_back(slot);
     }
     ++map_->header.updates;
@@ -386,7 +392,15 @@ bool Table::others_want_more(int slot) const {
     return false;
 }
 
-int Table::current(int slot, ProcSet* procs, std::uint64_t timeout_ns) {
+ProcSet Table::idle_locked() const {
+    std::vector<PlacedJob> held;
+    held.reserve(64);
+    for (const Row& r : map_->rows)
+        if (r.state == kLive) held.push_back(PlacedJob{r.allotment, procs_from_words(r.procs)});
+    return unheld(held, P_);
+}
+
+int Table::current(int slot, ProcSet* procs, std::uint64_t timeout_ns, ProcSet* idle) {
     if (slot < 0 || slot >= kMaxRows) return 0;
     if (!lock(timeout_ns)) return -1;
     const Row& r = map_->rows[slot];
@@ -394,6 +408,7 @@ int Table::current(int slot, ProcSet* procs, std::uint64_t timeout_ns) {
     if (r.state == kLive && r.pid == pid_ && r.start_time == start_time_) {
         a = std::clamp(r.allotment, 1, P_);
         if (procs) *procs = procs_from_words(r.procs);
+        if (idle) *idle = idle_locked();
     }
     unlock();
     return a;
@@ -448,7 +463,8 @@ int Table::join(int desire, double eta, std::string& error) {
     return slot;
 }
 
-int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns, ProcSet* procs, std::uint32_t runtimes) {
+int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns, ProcSet* procs, std::uint32_t runtimes,
+                  ProcSet* idle) {
     if (!lock(timeout_ns)) return -1;
     pid_t me = getpid();
     if (me != pid_) {  // forked child using its parent's Table: it is a new job
@@ -476,6 +492,7 @@ int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns, Pr
     run_dp(slot, old, departed > 0);
     int a = std::clamp(r.allotment, 1, P_);
     if (procs) *procs = procs_from_words(r.procs);
+    if (idle) *idle = idle_locked();
     unlock();
     return a;
 }

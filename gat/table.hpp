@@ -68,10 +68,12 @@ public:
     // Writes the job's desire and usage, reclaims dead rows, re-runs DP and placement; returns
     // the job's allotment (>= 1), or -1 when the lock could not be taken within timeout_ns (keep
     // the old allotment) or the row was lost and could not be re-joined. `procs`, when given,
-    // receives the processors the job runs on (allotment many; untouched on -1).
+    // receives the processors the job runs on (allotment many; untouched on -1), and `idle`, when
+    // given, the processors of [0, P) that no live job holds (the job may use them too until
+    // someone takes them: a DP run that changes that set wakes every job, see changes()).
     // `runtimes` (kRuntime* bits) is written into the row for `apshim status`.
     int update(int& slot, int desire, int usage, std::uint64_t timeout_ns, ProcSet* procs = nullptr,
-               std::uint32_t runtimes = 0);
+               std::uint32_t runtimes = 0, ProcSet* idle = nullptr);
     // Removes the job's row and hands its processors to the others.
     void leave(int slot);
     // Changes the table's P (a container's CPU quota changed in place): DP re-balances for the new
@@ -89,8 +91,9 @@ public:
     // than it desires? Scans every row: once per est_cycle, not per poll (shim/controller.cpp).
     bool others_want_more(int slot) const;
     // The job's allotment and processors as DP last set them (lock held for the read, at most
-    // timeout_ns); 0 when the row is not ours, -1 when the lock was busy.
-    int current(int slot, ProcSet* procs, std::uint64_t timeout_ns);
+    // timeout_ns), and the idle processors as update() gives them; 0 when the row is not ours, -1
+    // when the lock was busy.
+    int current(int slot, ProcSet* procs, std::uint64_t timeout_ns, ProcSet* idle = nullptr);
     // Reclaims rows of dead processes now; returns how many.
     int gc();
     Snapshot snapshot();
@@ -112,6 +115,7 @@ private:
     void run_dp(int changed_slot, int old_desire, bool departures);
     int find_row(pid_t pid, std::uint64_t start_time) const;
     void refresh_processors();
+    ProcSet idle_locked() const;  // lock held: [0, P) less every live row's processors
 
     Layout* map_ = nullptr;
     int fd_ = -1;

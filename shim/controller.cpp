@@ -30,7 +30,8 @@ struct Controller::Impl {
     std::uint64_t cycle_ns = 5000000;
     std::uint64_t t0 = 0, last = 0;
     int failed_updates = 0;
-    gat::ProcSet procs;  // the table processors the job runs on (confine.hpp)
+    gat::ProcSet procs;  // the table processors the job holds (its allotment's; confine.hpp)
+    gat::ProcSet idle;   // the table processors no job holds (APSHIM_USE_IDLE: usable too)
     std::uint64_t last_busy[kMaxAdapters] = {};  // per adapters_ slot, the last cycle's busy time (the split)
     pid_t tid = 0;       // the controller thread's own: it is not confined
     // Whether confinement costs the job more than the CPUs it takes (confine_check.hpp), fed
@@ -52,6 +53,15 @@ struct Controller::Impl {
     bool quiet_seen = false;        // the previous poll found the job quiet ...
     std::uint64_t quiet_entries = 0;  // ... with this Activity::entries total (kept while lent)
 };
+
+// The processors the job's threads may run on: its own and, with APSHIM_USE_IDLE, the ones no job
+// holds. DP decides the allotments; idle processors beyond them are used rather than left idle
+// (a job alone, a serial co-runner), and the first DP run that hands them to a job takes them back
+// (it wakes every job: gat/table.hpp). Its count is the active threads' too (apply_allotment), so
+// the estimator measures the job at the width it really runs at.
+static gat::ProcSet usable_procs(const gat::ProcSet& own, const gat::ProcSet& idle, bool use_idle) noexcept {
+    return use_idle ? own | idle : own;
+}
 
 // The process's CPU time, every thread's (the controller's own is a small constant share).
 static std::uint64_t process_cpu_ns() noexcept {
@@ -380,7 +390,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     follow_quota(now);
     s.runtimes = 0;
     for (int i = 0; i < n; ++i) s.runtimes |= runtime_bit(list[i]->name());
-    int a = s.table->update(s.slot, publish, publish_usage, s.cycle_ns, &s.procs, s.runtimes);
+    int a = s.table->update(s.slot, publish, publish_usage, s.cycle_ns, &s.procs, s.runtimes, &s.idle);
     s.others_want_more = s.table->others_want_more(s.slot);
     if (s.table->processors() != s.P) {  // a job of this table followed a quota change
         s.P = s.table->processors();
@@ -408,7 +418,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     }
     if (a > 0 && checking) {
         bool was_start = s.check.starting();
-        s.check.step(now, marks, cpu, confine::confined_cpus(), confine::restricts(s.procs, s.P), markable);
+        s.check.step(now, marks, cpu, confine::confined_cpus(), confine::restricts(usable_procs(s.procs, s.idle, opts_.use_idle), s.P), markable);
         if (was_start && !s.check.starting())
             log(LogLevel::debug, "confine check: the start: %llu marks in %.1f ms CPU unconfined",
                 static_cast<unsigned long long>(s.check.probe_window().marks), s.check.probe_window().cpu_ns / 1e6);
@@ -445,13 +455,14 @@ void Controller::apply_allotment(bool confine_now) noexcept {
         }
     HostIdentity host(host_name_);
     int share[kMaxAdapters];
-    split_allotment(s.allotment, busy, n, share);
+    gat::ProcSet cpus = usable_procs(s.procs, s.idle, opts_.use_idle);
+    split_allotment(std::max(s.allotment, cpus.count()), busy, n, share);
     for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
     bool suspended = confine_now && s.check.suspends();  // its start, a probe, hand-over bound (confine_check.hpp)
     if (confine_now) confine::suspend(suspended);
     if (suspended) {
         confine::release(/*spread=*/true);
-    } else if (confine_now && !confine::apply(s.procs, s.P, s.tid)) {
+    } else if (confine_now && !confine::apply(cpus, s.P, s.tid)) {
         if (const char* why = confine::why_off())
             APSHIM_LOG_ONCE(LogLevel::info, "stopped confining threads: %s", why);
     }
@@ -462,12 +473,13 @@ void Controller::apply_allotment(bool confine_now) noexcept {
 // False when the table's lock was busy (try again); a row no longer ours is left to the next cycle.
 bool Controller::follow_table() noexcept {
     Impl& s = *impl_;
-    gat::ProcSet procs;
-    int a = s.table->current(s.slot, &procs, kFollowLockNs);
+    gat::ProcSet procs, idle;
+    int a = s.table->current(s.slot, &procs, kFollowLockNs, &idle);
     if (a < 0) return false;
-    if (a == 0 || (a == s.allotment && procs == s.procs)) return true;
+    if (a == 0 || (a == s.allotment && procs == s.procs && idle == s.idle)) return true;
     s.allotment = a;
     s.procs = procs;
+    s.idle = idle;
     apply_allotment(true);
     s.others_want_more = s.table->others_want_more(s.slot);
     return true;
@@ -521,8 +533,8 @@ bool Controller::lend() noexcept {
     Impl& s = *impl_;
     host_detail::g_lent.store(true);
     s.lent = true;
-    gat::ProcSet procs = s.procs;
-    int a = s.table->update(s.slot, 1, 1, kFollowLockNs, &procs, s.runtimes);
+    gat::ProcSet procs = s.procs, idle = s.idle;
+    int a = s.table->update(s.slot, 1, 1, kFollowLockNs, &procs, s.runtimes, &idle);
     if (a <= 0) {
         host_detail::g_lent.store(false);
         s.lent = false;
@@ -530,6 +542,7 @@ bool Controller::lend() noexcept {
     }
     s.allotment = a;
     s.procs = procs;
+    s.idle = idle;
     apply_allotment(true);
     return true;
 }
@@ -538,13 +551,14 @@ bool Controller::lend() noexcept {
 // the lock was busy (cycle_loop tries again at once).
 bool Controller::reclaim() noexcept {
     Impl& s = *impl_;
-    gat::ProcSet procs = s.procs;
-    int a = s.table->update(s.slot, s.desire, s.usage, kFollowLockNs, &procs, s.runtimes);
+    gat::ProcSet procs = s.procs, idle = s.idle;
+    int a = s.table->update(s.slot, s.desire, s.usage, kFollowLockNs, &procs, s.runtimes, &idle);
     if (a < 0) return false;
     s.lent = false;
     if (a > 0) {
         s.allotment = a;
         s.procs = procs;
+        s.idle = idle;
         apply_allotment(true);
     }
     s.others_want_more = s.table->others_want_more(s.slot);

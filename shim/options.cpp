@@ -156,6 +156,12 @@ constinit const OptionSpec kSpecs[] = {
      "(off by itself where the user binds threads: OMP_PROC_BIND, OMP_PLACES, KMP_AFFINITY, "
      "GOMP_CPU_AFFINITY, or the program's own sched_setaffinity); 0 leaves only parking at safe points",
      [](std::string_view t, Options& o) { return parse_bool(t, o.confine); }},
+    {"APSHIM_USE_IDLE", "--use-idle", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
+     "1 lets a job's threads also run on the processors that no job in the table holds (all of them "
+     "when the job is alone), as many active threads as that makes, until another job's allotment "
+     "takes them (that job's DP run wakes this one at once): idle processors are never left idle. 0 "
+     "holds every job to exactly its allotment's processors",
+     [](std::string_view t, Options& o) { return parse_bool(t, o.use_idle); }},
     {"APSHIM_CONFINE_CHECK", "--confine-check", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
      "1 leaves a throttled OpenMP job unthrottled for its first 100 ms (as without the shim), then "
      "compares, now and then, a confined job's progress per CPU-second with its start and with 15 ms "

@@ -22,6 +22,7 @@ struct Options {
     LogLevel log = LogLevel::warn;
     bool disable = false;
     bool confine = true;        // enforce the allotment by confining the job's threads to its CPUs
+    bool use_idle = true;       // a job also runs on the table's processors that no job holds
     bool confine_check = true;  // stop confining a job that confinement slows far more than it frees (confine_check.hpp)
     bool shrink_teams = false;  // size default OpenMP teams to the allotment although dyn-var is false
     bool inline_tasks = true;   // on one CPU, run OpenMP tasks made inside tasks at once

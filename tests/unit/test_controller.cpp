@@ -116,6 +116,7 @@ TEST_CASE("a busy job alone starts at P, gives processors back when serial and c
     std::string gat = temp_gat();
     auto opts = options_for(gat, 8);
     opts.trace = gat + ".trace.csv";
+    opts.use_idle = false;  // held to its allotment: alone, the idle processors would keep it at 8 (next test)
     auto c = std::make_unique<apshim::Controller>(opts);
     FakeRuntime rt;
     c->adapter_started(rt);
@@ -151,6 +152,49 @@ TEST_CASE("a busy job alone starts at P, gives processors back when serial and c
     auto t = apshim::gat::Table::open(gat, {}, err, apshim::gat::Table::Mode::existing_only);
     REQUIRE(t);
     CHECK(t->snapshot().jobs.empty());
+}
+
+TEST_CASE("a serial job alone keeps the idle processors, and a busy co-runner's allotment takes them at once",
+          "[controller][multiprocess][idle]") {
+    std::string gat = temp_gat();
+    auto c = std::make_unique<apshim::Controller>(options_for(gat, 8));
+    FakeRuntime rt;
+    rt.busy_fraction.store(0.0);  // serial: its desire falls to 1 ...
+    c->adapter_started(rt);
+    std::string err;
+    auto t = apshim::gat::Table::open(gat, {8, 5000}, err);
+    REQUIRE(t);
+    auto alone_serial = [&] {
+        auto s = t->snapshot();
+        return s.jobs.size() == 1 && s.jobs[0].desire == 1 && s.jobs[0].allotment == 1;
+    };
+    REQUIRE(wait_until(alone_serial, 5.0));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // ten cycles at desire 1
+    CHECK(alone_serial());
+    CHECK(rt.limit.load() == 8);  // ... but nobody holds the other 7: it may still run 8 threads
+    int to_child[2];
+    REQUIRE(pipe(to_child) == 0);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {  // a busy co-runner: desire climbs to 8, DP gives it 7
+        auto cc = std::make_unique<apshim::Controller>(options_for(gat, 8));
+        FakeRuntime busy;
+        cc->adapter_started(busy);
+        char cmd;
+        if (read(to_child[0], &cmd, 1) != 1) _exit(1);
+        cc->shutdown();
+        _exit(0);
+    }
+    auto squeezed = [&] {
+        auto s = t->snapshot();
+        return s.jobs.size() == 2 && s.jobs[1].allotment == 7 && rt.limit.load() == 1;
+    };
+    CHECK(wait_until(squeezed, 5.0));
+    char go = 1;
+    REQUIRE(write(to_child[1], &go, 1) == 1);
+    CHECK(exited_ok(pid));
+    CHECK(wait_until([&] { return rt.limit.load() == 8; }, 5.0));  // idle again once the co-runner left
+    c->shutdown();
 }
 
 TEST_CASE("two busy processes on P = 4 settle at 2 + 2, and one leaving gives the other 4", "[controller][multiprocess]") {

@@ -673,3 +673,53 @@ TEST_CASE("a DP run that changes another job's allotment wakes that job at once"
     close(go[1]);
     reap_ok(kid);
 }
+
+TEST_CASE("the idle processors are the ones no job holds, and a job taking some wakes the others", "[table][multiprocess]") {
+    std::string path = temp_dir() + "/gat";
+    auto a = open_ok(path, 4);
+    std::string err;
+    int sa = a->join(1, 0.5, err);
+    REQUIRE(sa >= 0);
+    gat::ProcSet procs, idle;
+    REQUIRE(a->update(sa, 1, 1, 1000000000ull, &procs, 0, &idle) == 1);  // a serial job alone
+    CHECK(procs.count() == 1);
+    CHECK(idle.count() == 3);
+    CHECK(!(procs & idle).any());
+    int go[2];
+    REQUIRE(pipe(go) == 0);
+    std::uint32_t seen = a->changes(sa);
+    pid_t kid = fork();
+    REQUIRE(kid >= 0);
+    if (kid == 0) {  // job B: takes two of the idle processors, leaves when told
+        close(go[1]);
+        auto b = Table::open(path, CreateParams{4, 5000}, err);
+        if (!b) _exit(1);
+        usleep(200000);
+        int sb = b->join(2, 0.5, err);
+        if (sb < 0) _exit(2);
+        char c;
+        if (read(go[0], &c, 1) != 1) _exit(3);
+        b->leave(sb);
+        _exit(0);
+    }
+    close(go[0]);
+    // A's own row does not change (allotment 1, the same processor), yet it must learn at once
+    // that two of the processors it may use are taken.
+    std::uint64_t t0 = raw_monotonic_ns();
+    a->wait_for_change(sa, seen, 20000000000ull);
+    CHECK(raw_monotonic_ns() - t0 < 10000000000ull);
+    gat::ProcSet now_procs, now_idle;
+    CHECK(a->current(sa, &now_procs, 1000000000ull, &now_idle) == 1);
+    CHECK(now_procs == procs);
+    CHECK(now_idle.count() == 1);
+    CHECK(!(now_idle & now_procs).any());
+    seen = a->changes(sa);
+    char c = 'g';
+    REQUIRE(write(go[1], &c, 1) == 1);
+    t0 = raw_monotonic_ns();
+    while (a->changes(sa) == seen && raw_monotonic_ns() - t0 < 10000000000ull) a->wait_for_change(sa, seen, 20000000000ull);
+    CHECK(a->current(sa, &now_procs, 1000000000ull, &now_idle) == 1);
+    CHECK(now_idle.count() == 3);  // B left: idle again
+    close(go[1]);
+    reap_ok(kid);
+}
