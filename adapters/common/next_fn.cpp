@@ -52,6 +52,77 @@ void* next_symbol(const char* name, bool global_only) noexcept {
     return nullptr;
 }
 
+void RuntimeCopies::note(const void* base) noexcept {
+    if (!base) return;
+    const void* none = nullptr;
+    if (first_.compare_exchange_strong(none, base, std::memory_order_acq_rel) || none == base) return;
+    none = nullptr;
+    second_.compare_exchange_strong(none, base, std::memory_order_acq_rel);
+}
+
+namespace {
+bool defined_by_shim(void* p, const char* self) noexcept {
+    Dl_info where;
+    return p && self && dladdr(p, &where) && where.dli_fname && std::strcmp(where.dli_fname, self) == 0;
+}
+}  // namespace
+
+void* symbol_for_caller(const void* caller, const char* name, bool& global) noexcept {
+    global = false;
+    if (void* p = dlsym(RTLD_NEXT, name)) {
+        global = true;
+        return p;
+    }
+    Dl_info self, info;
+    link_map* lm = nullptr;
+    if (dladdr(reinterpret_cast<void*>(&symbol_for_caller), &self) &&
+        dladdr1(caller, &info, reinterpret_cast<void**>(&lm), RTLD_DL_LINKMAP) && lm && lm->l_name &&
+        lm->l_name[0] && !(self.dli_fname && std::strcmp(lm->l_name, self.dli_fname) == 0)) {
+        // The caller's handle: dlsym searches the caller and its dependencies (its local scope),
+        // where it found its runtime when it was loaded. The main program (empty name) has the
+        // global scope as its own, answered above.
+        if (void* h = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD)) {
+            void* p = dlsym(h, name);
+            dlclose(h);
+            if (p && !defined_by_shim(p, self.dli_fname)) return p;
+        }
+    }
+    return next_symbol(name);
+}
+
+SiteCache g_site_cache;
+
+void SiteCache::insert(const void* site, const void* owner, void* fn) noexcept {
+    std::uintptr_t s = reinterpret_cast<std::uintptr_t>(site);
+    for (unsigned i = 0, h = hash(s); i < kProbes; ++i, ++h) {
+        Slot& slot = slots_[h % kSlots];
+        std::uintptr_t at = 0;
+        if (!slot.site.compare_exchange_strong(at, s, std::memory_order_relaxed)) {
+            // Taken: by this site for this owner already (another thread's insert), or go on.
+            if (at == s && slot.owner.load(std::memory_order_relaxed) == owner) return;
+            continue;
+        }
+        slot.owner.store(owner, std::memory_order_relaxed);
+        slot.fn.store(fn, std::memory_order_release);
+        return;
+    }
+}
+
+void* resolve_for_caller(const void* site, const char* name, const void* owner, std::atomic<void*>& global,
+                         RuntimeCopies* copies) noexcept {
+    bool is_global = false;
+    void* p = symbol_for_caller(site, name, is_global);
+    if (!p) return nullptr;
+    if (is_global) {
+        global.store(p, std::memory_order_release);
+        return p;
+    }
+    g_site_cache.insert(site, owner, p);
+    Dl_info where;
+    if (copies && dladdr(p, &where)) copies->note(where.dli_fbase);
+    return p;
+}
+
 void missing_entry_point(const char* name) noexcept {
     static const char msg[] = "apshim: the runtime's entry point was not found in this process: ";
     if (write(2, msg, sizeof msg - 1) < 0 || write(2, name, std::strlen(name)) < 0 || write(2, "\n", 1) < 0) {}

@@ -32,14 +32,27 @@ using Fn = void (*)(void*);
 using IntFn = int (*)();
 using ParallelFn = void (*)(Fn, void*, unsigned, unsigned);
 
-NextFn<ParallelFn> next_GOMP_parallel{"GOMP_parallel"};
+NextFn<ParallelFn> next_GOMP_parallel{"GOMP_parallel", &g_gomp_state.copies};
 OmpQueries<ParallelFn> gomp{next_GOMP_parallel};
 APSHIM_RESOLVE_AT_LOAD(next_GOMP_parallel)
 APSHIM_RESOLVE_AT_LOAD(gomp)
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
 
-bool on() noexcept { return apshim::host().enabled() && gomp.level.get() && gomp.thread_num.get(); }
+// The hooks adapt and time libgomp. Not with two copies of libgomp in the process (next_fn.hpp:
+// RuntimeCopies): the queries above (omp_get_level, ...) answer from one copy only, so a team of
+// the other would be sized, timed and parked on wrong answers. Then every call only goes on to
+// the caller's own copy, and the controller says so once (omp_adapter.cpp: sample).
+inline bool hooks_on() noexcept { return apshim::host().enabled() && !g_gomp_state.copies.several(); }
+
+// With hooks off for two copies: an outermost region of either still tells the controller the
+// job runs OpenMP (a fair share, as for an unmeasured libomp: omp_adapter.cpp).
+inline void passthrough_fork(unsigned num_threads) noexcept {
+    if (apshim::host().enabled() && g_gomp_state.copies.several())
+        note_fork(g_gomp_state, num_threads > 0 ? static_cast<int>(num_threads) : apshim::host().processors());
+}
+
+bool on() noexcept { return hooks_on() && gomp.level.get() && gomp.thread_num.get(); }
 
 void park_here() noexcept {
     auto thread_num = gomp.thread_num.get();
@@ -174,29 +187,38 @@ using namespace apshim::omp_adapter;
 using apshim::NextFn;
 
 #define APSHIM_EXPORT extern "C" __attribute__((visibility("default")))
-// next_<name>: the real entry point behind our definition of `name` (looked up at load).
+// next_<name>: the real entry point behind our definition of `name` (looked up at load), taken
+// for the calling object (APSHIM_CALLER: next_fn.hpp, RuntimeCopies).
+#define APSHIM_CALLER __builtin_return_address(0)
 #define APSHIM_GOMP_NEXT_FN(type, name)  \
     namespace {                          \
-    NextFn<type> next_##name{#name};     \
+    NextFn<type> next_##name{#name, &g_gomp_state.copies}; \
     APSHIM_RESOLVE_AT_LOAD(next_##name)  \
     }
 
 APSHIM_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
-    auto real_fn = apshim::must_exist(next_GOMP_parallel.get(), "GOMP_parallel");
-    if (!apshim::host().enabled()) return real_fn(fn, data, num_threads, flags);
+    auto real_fn = apshim::must_exist(next_GOMP_parallel.for_caller(APSHIM_CALLER), "GOMP_parallel");
+    if (!hooks_on()) {
+        passthrough_fork(num_threads);
+        return real_fn(fn, data, num_threads, flags);
+    }
     Region region{fn, data};
     OutermostTeam team(num_threads);
     real_fn(&run_region, &region, team.size(), flags);
 }
 
 namespace {
-NextFn<void (*)(Fn, void*, unsigned, unsigned, unsigned)> next_GOMP_parallel_sections{"GOMP_parallel_sections"};
+NextFn<void (*)(Fn, void*, unsigned, unsigned, unsigned)> next_GOMP_parallel_sections{"GOMP_parallel_sections",
+                                                                                     &g_gomp_state.copies};
 APSHIM_RESOLVE_AT_LOAD(next_GOMP_parallel_sections)
 }
 APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned num_threads, unsigned count,
                                           unsigned flags) {
-    auto real_fn = apshim::must_exist(next_GOMP_parallel_sections.get(), "GOMP_parallel_sections");
-    if (!apshim::host().enabled()) return real_fn(fn, data, num_threads, count, flags);
+    auto real_fn = apshim::must_exist(next_GOMP_parallel_sections.for_caller(APSHIM_CALLER), "GOMP_parallel_sections");
+    if (!hooks_on()) {
+        passthrough_fork(num_threads);
+        return real_fn(fn, data, num_threads, count, flags);
+    }
     Region region{fn, data};
     OutermostTeam team(num_threads);
     real_fn(&run_region, &region, team.size(), count, flags);
@@ -208,8 +230,11 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
     APSHIM_GOMP_NEXT_FN(void (*)(Fn, void*, unsigned, long, long, long, long, unsigned), name)               \
     APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
                             long chunk, unsigned flags) {                                                    \
-        auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
-        if (!apshim::host().enabled()) return real_fn(fn, data, n, start, end, incr, chunk, flags);         \
+        auto real_fn = apshim::must_exist(next_##name.for_caller(APSHIM_CALLER), #name);                     \
+        if (!hooks_on()) {                                                                                   \
+            passthrough_fork(n);                                                                             \
+            return real_fn(fn, data, n, start, end, incr, chunk, flags);                                     \
+        }                                                                                                    \
         Region region{fn, data};                                                                             \
         OutermostTeam team(n);                                                                               \
         real_fn(&run_region, &region, team.size(), start, end, incr, chunk, flags);                          \
@@ -218,8 +243,11 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
     APSHIM_GOMP_NEXT_FN(void (*)(Fn, void*, unsigned, long, long, long, unsigned), name)                     \
     APSHIM_EXPORT void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,      \
                             unsigned flags) {                                                                \
-        auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
-        if (!apshim::host().enabled()) return real_fn(fn, data, n, start, end, incr, flags);                \
+        auto real_fn = apshim::must_exist(next_##name.for_caller(APSHIM_CALLER), #name);                     \
+        if (!hooks_on()) {                                                                                   \
+            passthrough_fork(n);                                                                             \
+            return real_fn(fn, data, n, start, end, incr, flags);                                            \
+        }                                                                                                    \
         Region region{fn, data};                                                                             \
         OutermostTeam team(n);                                                                               \
         real_fn(&run_region, &region, team.size(), start, end, incr, flags);                                 \
@@ -236,30 +264,34 @@ APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 // Waits: the whole call is idle time, except task bodies run inside it (they push work).
 // Untimed, a wait nested in a frame goes to libgomp with no frame of its own (plain_nested_wait:
 // fib's taskwait per task cost 154 instructions with its frame, tests/cost).
+namespace {
+template <typename F, typename... A>
+__attribute__((noinline)) auto framed_wait(F real_fn, A... args) {
+    if (!hooks_on()) return real_fn(args...);
+    Frame wait(g_gomp_state, t_state, /*wait=*/true);
+    note_progress(g_gomp_state, t_state);
+    return real_fn(args...);
+}
+}  // namespace
 #define APSHIM_GOMP_WAIT(R, name, params, args)                                                              \
     APSHIM_GOMP_NEXT_FN(R(*) params, name)                                                                   \
-    namespace {                                                                                              \
-    __attribute__((noinline)) R framed_##name params {                                                       \
-        auto real_fn = apshim::must_exist(next_##name.get(), #name);                                         \
-        if (!apshim::host().enabled()) return real_fn args;                                                  \
-        Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
-        note_progress(g_gomp_state, t_state);                                                                \
-        return real_fn args;                                                                                 \
-    }                                                                                                        \
-    }                                                                                                        \
     APSHIM_EXPORT R name params {                                                                            \
-        auto real_fn = next_##name.get_if_known();                                                           \
+        const void* site = APSHIM_CALLER;                                                                    \
+        auto real_fn = next_##name.known_for(site);                                                          \
         if (real_fn && (plain_nested_wait(g_gomp_state, t_state) || in_included_task())) [[likely]]           \
             return real_fn args;                                                                             \
-        return framed_##name args;                                                                           \
+        real_fn = apshim::must_exist(next_##name.for_caller(site), #name);                                   \
+        return framed_wait(real_fn APSHIM_COMMA_ARGS args);                                                   \
     }
+// (a, b) -> , a, b   and   () -> nothing: the arguments after framed_wait's first.
+#define APSHIM_COMMA_ARGS(...) __VA_OPT__(, ) __VA_ARGS__
 // Barriers: the same, and a thread beyond what the allotment admits waits before entering
 // (parking.hpp: at_barrier).
 #define APSHIM_GOMP_BARRIER(R, name)                                                                         \
     APSHIM_GOMP_NEXT_FN(R (*)(), name)                                                                       \
     APSHIM_EXPORT R name() {                                                                                 \
-        auto real_fn = apshim::must_exist(next_##name.get(), #name);                                         \
-        if (!apshim::host().enabled()) return real_fn();                                                     \
+        auto real_fn = apshim::must_exist(next_##name.for_caller(APSHIM_CALLER), #name);                     \
+        if (!hooks_on()) return real_fn();                                                                   \
         Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
         note_progress(g_gomp_state, t_state);                                                                \
         auto get_level = gomp.level.get();                                                                   \
@@ -282,7 +314,7 @@ APSHIM_GOMP_WAIT(void, GOMP_taskgroup_end, (), ())
 
 namespace {
 using TaskFn = void (*)(Fn, void*, void (*)(void*, void*), long, long, bool, unsigned, void**, int, void*);
-NextFn<TaskFn> next_GOMP_task{"GOMP_task"};
+NextFn<TaskFn> next_GOMP_task{"GOMP_task", &g_gomp_state.copies};
 APSHIM_RESOLVE_AT_LOAD(next_GOMP_task)
 
 // Timed: the task goes to libgomp wrapped (run_task pushes its frame).
@@ -325,11 +357,11 @@ inline void run_at_once(TaskFn real_fn, void (*fn)(void*), void* data, void (*cp
 }
 
 // Everything but the common case below.
-__attribute__((noinline)) void task_slow(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+__attribute__((noinline)) void task_slow(const void* site, void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
                                          long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
                                          void* detach) {
-    auto real_fn = apshim::must_exist(next_GOMP_task.get(), "GOMP_task");
-    if (apshim::host().enabled()) {
+    auto real_fn = apshim::must_exist(next_GOMP_task.for_caller(site), "GOMP_task");
+    if (hooks_on()) {
         made_task(g_gomp_state, t_state);
         note_progress(g_gomp_state, t_state);
     }
@@ -358,9 +390,10 @@ __attribute__((noinline)) void task_slow(void (*fn)(void*), void* data, void (*c
 APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
                              long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
                              void* detach) {
-    auto real_fn = next_GOMP_task.get_if_known();  // null until resolved: task_slow resolves it
+    const void* site = APSHIM_CALLER;
+    auto real_fn = next_GOMP_task.known_for(site);  // null until resolved: task_slow resolves it
     if (real_fn && !g_gomp_state.timing.load(std::memory_order_relaxed) &&
-        (made_task_noted(g_gomp_state, t_state) || !apshim::host().enabled())) [[likely]]
+        (made_task_noted(g_gomp_state, t_state) || !hooks_on())) [[likely]]
         return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
     // Timed, inside a task run at once: this one runs at once too (or is included by libgomp in a
     // final task), with no wrapper (run_at_once says why), and without task_slow's checks, which
@@ -376,14 +409,14 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
             return real_fn(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
         }
     }
-    task_slow(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+    task_slow(site, fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
 }
 
 // Dynamic and guided chunk fetches: park before, note the loop's end after.
 #define APSHIM_GOMP_LOOP_FETCH(name, params, args)                                                          \
     APSHIM_GOMP_NEXT_FN(bool(*) params, name)                                                                \
     APSHIM_EXPORT bool name params {                                                                         \
-        auto real_fn = apshim::must_exist(next_##name.get(), #name);                                                                    \
+        auto real_fn = apshim::must_exist(next_##name.for_caller(APSHIM_CALLER), #name);                     \
         if (!on()) return real_fn args;                                                                      \
         park_here();                                                                                         \
         note_progress(g_gomp_state, t_state);                                                                \
@@ -421,7 +454,7 @@ APSHIM_GOMP_START_ULL(GOMP_loop_ull_nonmonotonic_guided_start)
 // second is what confinement slows most: shim/confine_check.hpp).
 APSHIM_GOMP_NEXT_FN(void (*)(), GOMP_ordered_start)
 APSHIM_EXPORT void GOMP_ordered_start() {
-    auto real_fn = apshim::must_exist(next_GOMP_ordered_start.get(), "GOMP_ordered_start");
-    if (apshim::host().enabled()) note_progress(g_gomp_state, t_state);
+    auto real_fn = apshim::must_exist(next_GOMP_ordered_start.for_caller(APSHIM_CALLER), "GOMP_ordered_start");
+    if (hooks_on()) note_progress(g_gomp_state, t_state);
     real_fn();
 }

@@ -41,21 +41,29 @@ using IntFn = int (*)();
 
 // Resolved through the library that defines __kmpc_fork_call, so omp_* come from libomp even
 // when libgomp is loaded too.
-NextFn<ForkCall> next_fork_call{"__kmpc_fork_call"};
-BesideFn<PushNumThreads, ForkCall> real_push_num_threads{next_fork_call, "__kmpc_push_num_threads"};
+// Every entry point is taken for its caller (next_fn.hpp: RuntimeCopies): with
+// KMP_DUPLICATE_LIB_OK=TRUE two copies of libomp run side by side, each module on its own.
+NextFn<ForkCall> next_fork_call{"__kmpc_fork_call", &g_kmp_state.copies};
+NextFn<PushNumThreads> next_push_num_threads{"__kmpc_push_num_threads", &g_kmp_state.copies};
 BesideFn<GlobalThreadNum, ForkCall> real_global_thread_num{next_fork_call, "__kmpc_global_thread_num"};
 OmpQueries<ForkCall> kmp{next_fork_call};
 APSHIM_RESOLVE_AT_LOAD(next_fork_call)
-APSHIM_RESOLVE_AT_LOAD(real_push_num_threads)
+APSHIM_RESOLVE_AT_LOAD(next_push_num_threads)
 APSHIM_RESOLVE_AT_LOAD(real_global_thread_num)
 APSHIM_RESOLVE_AT_LOAD(kmp)
 
 using DoacrossInit = void (*)(ident_t*, kmp_int32, kmp_int32, const void*);
 using DoacrossFini = void (*)(ident_t*, kmp_int32);
-NextFn<DoacrossInit> next_doacross_init{"__kmpc_doacross_init"};
-NextFn<DoacrossFini> next_doacross_fini{"__kmpc_doacross_fini"};
+NextFn<DoacrossInit> next_doacross_init{"__kmpc_doacross_init", &g_kmp_state.copies};
+NextFn<DoacrossFini> next_doacross_fini{"__kmpc_doacross_fini", &g_kmp_state.copies};
 APSHIM_RESOLVE_AT_LOAD(next_doacross_init)
 APSHIM_RESOLVE_AT_LOAD(next_doacross_fini)
+
+// Off with two copies of libomp: the queries (kmp above) answer from one of them only
+// (gomp_hooks.cpp: hooks_on says more).
+inline bool hooks_on() noexcept { return apshim::host().enabled() && !g_kmp_state.copies.several(); }
+
+#define APSHIM_CALLER __builtin_return_address(0)
 
 __attribute__((tls_model("initial-exec"))) thread_local kmp_int32 t_clause = 0;
 // Doacross loops this thread is inside (__kmpc_doacross_init seen, _fini not yet).
@@ -99,21 +107,21 @@ using apshim::NextFn;
 extern "C" __attribute__((visibility("default"))) void __kmpc_push_num_threads(ident_t* loc, kmp_int32 gtid,
                                                                                kmp_int32 n) {
     t_clause = n;  // the program's request for its next region
-    if (auto push = real_push_num_threads.get()) push(loc, gtid, n);
+    if (auto push = next_push_num_threads.for_caller(APSHIM_CALLER)) push(loc, gtid, n);
 }
 
 namespace {
 [[noreturn]] void no_fork_call() { apshim::missing_entry_point("__kmpc_fork_call"); }
 }  // namespace
 
-// Called by the trampoline below with __kmpc_fork_call's first argument; returns the real
-// __kmpc_fork_call for the trampoline to jump to.
-extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(ident_t* loc) noexcept {
+// Called by the trampoline below with __kmpc_fork_call's first argument and its return address;
+// returns the real __kmpc_fork_call (the caller's) for the trampoline to jump to.
+extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(ident_t* loc, const void* site) noexcept {
     kmp_int32 clause = t_clause;
     t_clause = 0;
-    auto fork_call = next_fork_call.get();
+    auto fork_call = next_fork_call.for_caller(site);
     if (!fork_call) return reinterpret_cast<void*>(&no_fork_call);
-    if (apshim::host().enabled() && kmp.outermost()) {
+    if (hooks_on() && kmp.outermost()) {
         bool opted_in = shrink_allowed_by_user();
         ForkIcvs icvs = kmp.icvs(/*need_max=*/opted_in);
         int n, reserved = 0;
@@ -123,7 +131,7 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
         } else {
             n = team_size(g_kmp_state, clause, icvs, opted_in);
         }
-        auto push = real_push_num_threads.get();
+        auto push = next_push_num_threads.for_caller(site);
         auto gtid = real_global_thread_num.get();
         if (n > 0 && n != clause && push && gtid) push(loc, gtid(loc), n);
         note_fork(g_kmp_state, n > 0 ? n : (icvs.max_threads > 0 ? icvs.max_threads : clause));
@@ -137,7 +145,7 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
 // cannot forward them, so the trampoline saves every argument register (the six integer ones,
 // %al, the vector register count of a variadic call, and xmm0-7, which a variadic call may
 // carry and the C++ hook may clobber), calls the hook with the stack 16-byte aligned (7 pushes
-// and 128 bytes over the return address), restores them and tail-jumps: the real entry point
+// and 128 bytes over the return address, which it passes second, at 184(%rsp)), restores them and tail-jumps: the real entry point
 // sees exactly the call the program made.
 asm(R"(
     .text
@@ -170,6 +178,7 @@ __kmpc_fork_call:
     movdqu  %xmm5, 80(%rsp)
     movdqu  %xmm6, 96(%rsp)
     movdqu  %xmm7, 112(%rsp)
+    movq    184(%rsp), %rsi
     call    apshim_kmp_before_fork@PLT
     movq    %rax, %r11
     movdqu  0(%rsp), %xmm0
@@ -204,13 +213,13 @@ __kmpc_fork_call:
 
 extern "C" __attribute__((visibility("default"))) void __kmpc_doacross_init(ident_t* loc, kmp_int32 gtid,
                                                                           kmp_int32 num_dims, const void* dims) {
-    DoacrossInit fn = next_doacross_init.get();
+    DoacrossInit fn = next_doacross_init.for_caller(APSHIM_CALLER);
     ++t_doacross;
     if (fn) fn(loc, gtid, num_dims, dims);
 }
 
 extern "C" __attribute__((visibility("default"))) void __kmpc_doacross_fini(ident_t* loc, kmp_int32 gtid) {
-    DoacrossFini fn = next_doacross_fini.get();
+    DoacrossFini fn = next_doacross_fini.for_caller(APSHIM_CALLER);
     if (t_doacross > 0) --t_doacross;
     if (fn) fn(loc, gtid);
 }
@@ -228,7 +237,7 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_doacross_fini(iden
 // nothing to hook there.
 namespace {
 using Flush = void (*)(ident_t*);
-NextFn<Flush> next_flush{"__kmpc_flush"};
+NextFn<Flush> next_flush{"__kmpc_flush", &g_kmp_state.copies};
 APSHIM_RESOLVE_AT_LOAD(next_flush)
 constexpr std::uint64_t kSpinGapTicks = 50000;  // about 20 us at 2-3 GHz: a loop, not two separate flushes
 thread_local std::uint64_t t_last_flush = 0;
@@ -236,7 +245,7 @@ thread_local const ident_t* t_last_flush_loc = nullptr;
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void __kmpc_flush(ident_t* loc) {
-    apshim::must_exist(next_flush.get(), "__kmpc_flush")(loc);
+    apshim::must_exist(next_flush.for_caller(APSHIM_CALLER), "__kmpc_flush")(loc);
     if (!apshim::host().confined()) return;
     std::uint64_t now = apshim::now_ticks(), last = t_last_flush;
     const ident_t* last_loc = t_last_flush_loc;
@@ -248,15 +257,16 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_flush(ident_t* loc
 #define APSHIM_KMP_DISPATCH_INIT(suffix, T, ST)                                                               \
     namespace {                                                                                               \
     NextFn<void (*)(ident_t*, kmp_int32, int, T, T, ST, ST)> next_dispatch_init_##suffix{                     \
-        "__kmpc_dispatch_init_" #suffix};                                                                     \
+        "__kmpc_dispatch_init_" #suffix, &g_kmp_state.copies};                                                \
     APSHIM_RESOLVE_AT_LOAD(next_dispatch_init_##suffix)                                                       \
     }                                                                                                         \
     extern "C" __attribute__((visibility("default"))) void __kmpc_dispatch_init_##suffix(                    \
         ident_t* loc, kmp_int32 gtid, int schedule, T lb, T ub, ST st, ST chunk) {                            \
         t_parkable_loop = parkable_schedule(schedule);                                                        \
-        if (apshim::host().enabled()) loop_started(g_kmp_state, kmp_thread_state());                          \
-        apshim::must_exist(next_dispatch_init_##suffix.get(), "__kmpc_dispatch_init_" #suffix)(               \
-            loc, gtid, schedule, lb, ub, st, chunk);                                                          \
+        auto fn = apshim::must_exist(next_dispatch_init_##suffix.for_caller(APSHIM_CALLER),                   \
+                                     "__kmpc_dispatch_init_" #suffix);                                        \
+        if (hooks_on()) loop_started(g_kmp_state, kmp_thread_state());                                        \
+        fn(loc, gtid, schedule, lb, ub, st, chunk);                                                           \
     }
 APSHIM_KMP_DISPATCH_INIT(4, kmp_int32, kmp_int32)
 APSHIM_KMP_DISPATCH_INIT(4u, std::uint32_t, kmp_int32)
@@ -266,15 +276,16 @@ APSHIM_KMP_DISPATCH_INIT(8u, std::uint64_t, std::int64_t)
 #define APSHIM_KMP_DISPATCH_NEXT(suffix, T)                                                                   \
     namespace {                                                                                               \
     NextFn<int (*)(ident_t*, kmp_int32, kmp_int32*, T*, T*, T*)> next_dispatch_##suffix{                     \
-        "__kmpc_dispatch_next_" #suffix};                                                                     \
+        "__kmpc_dispatch_next_" #suffix, &g_kmp_state.copies};                                                \
     APSHIM_RESOLVE_AT_LOAD(next_dispatch_##suffix)                                                            \
     }                                                                                                         \
     extern "C" __attribute__((visibility("default"))) int __kmpc_dispatch_next_##suffix(                     \
         ident_t* loc, kmp_int32 gtid, kmp_int32* p_last, T* p_lb, T* p_ub, T* p_st) {                         \
-        auto fn = next_dispatch_##suffix.get();                                                               \
+        auto fn = apshim::must_exist(next_dispatch_##suffix.for_caller(APSHIM_CALLER),                        \
+                                     "__kmpc_dispatch_next_" #suffix);                                        \
         auto thread_num = kmp.thread_num.get();                                                               \
         auto get_level = kmp.level.get();                                                                     \
-        bool on = apshim::host().enabled() && thread_num && get_level;                                       \
+        bool on = hooks_on() && thread_num && get_level;                                                      \
         if (on && t_parkable_loop && t_doacross == 0) park_if_surplus(g_kmp_state, kmp_thread_state(), thread_num(), get_level()); \
         if (on) {                                                                                             \
             resume_timing(g_kmp_state, kmp_thread_state());                                                   \
@@ -305,8 +316,8 @@ struct KmpTask {  // kmp_task_t's head, as clang lays it out
 using TaskAlloc = KmpTask* (*)(ident_t*, kmp_int32, kmp_int32, std::size_t, std::size_t, void*);
 using TaskQueue = kmp_int32 (*)(ident_t*, kmp_int32, KmpTask*);
 using TaskIf0 = void (*)(ident_t*, kmp_int32, KmpTask*);
-NextFn<TaskAlloc> next_task_alloc{"__kmpc_omp_task_alloc"};
-NextFn<TaskQueue> next_task{"__kmpc_omp_task"};
+NextFn<TaskAlloc> next_task_alloc{"__kmpc_omp_task_alloc", &g_kmp_state.copies};
+NextFn<TaskQueue> next_task{"__kmpc_omp_task", &g_kmp_state.copies};
 BesideFn<TaskIf0, TaskAlloc> real_begin_if0{next_task_alloc, "__kmpc_omp_task_begin_if0"};
 BesideFn<TaskIf0, TaskAlloc> real_complete_if0{next_task_alloc, "__kmpc_omp_task_complete_if0"};
 APSHIM_RESOLVE_AT_LOAD(next_task_alloc)
@@ -320,7 +331,7 @@ __attribute__((tls_model("initial-exec"))) thread_local KmpTask* t_inlinable = n
 extern "C" __attribute__((visibility("default"))) KmpTask* __kmpc_omp_task_alloc(ident_t* loc, kmp_int32 gtid,
                                                                                 kmp_int32 flags, std::size_t task_size,
                                                                                 std::size_t shareds_size, void* entry) {
-    KmpTask* task = apshim::must_exist(next_task_alloc.get(), "__kmpc_omp_task_alloc")(loc, gtid, flags, task_size,
+    KmpTask* task = apshim::must_exist(next_task_alloc.for_caller(APSHIM_CALLER), "__kmpc_omp_task_alloc")(loc, gtid, flags, task_size,
                                                                                        shareds_size, entry);
     t_inlinable = (flags & kTied) && (flags & ~(kTied | kFinal | kDestructors | kPriority)) == 0 ? task : nullptr;
     return task;
@@ -328,7 +339,10 @@ extern "C" __attribute__((visibility("default"))) KmpTask* __kmpc_omp_task_alloc
 
 extern "C" __attribute__((visibility("default"))) kmp_int32 __kmpc_omp_task(ident_t* loc, kmp_int32 gtid,
                                                                           KmpTask* task) {
-    bool inlinable = task != nullptr && task == t_inlinable;
+    const void* site = APSHIM_CALLER;
+    auto real_fn = apshim::must_exist(next_task.for_caller(site), "__kmpc_omp_task");
+    // begin/complete_if0 come from the first copy called: not with two (hooks_on).
+    bool inlinable = task != nullptr && task == t_inlinable && hooks_on();
     t_inlinable = nullptr;
     if (inlinable && g_kmp_state.tasks_at_once.load(std::memory_order_relaxed) && in_explicit_task(kmp_thread_state())) {
         TaskIf0 begin = real_begin_if0.get(), complete = real_complete_if0.get();
@@ -339,18 +353,18 @@ extern "C" __attribute__((visibility("default"))) kmp_int32 __kmpc_omp_task(iden
             return 0;  // TASK_CURRENT_NOT_QUEUED: the encountering task was not suspended
         }
     }
-    return apshim::must_exist(next_task.get(), "__kmpc_omp_task")(loc, gtid, task);
+    return real_fn(loc, gtid, task);
 }
 
 // Ordered turns: a progress mark each (shim/confine_check.hpp), as in gomp_hooks.cpp.
 namespace {
 using Ordered = void (*)(ident_t*, kmp_int32);
-NextFn<Ordered> next_ordered{"__kmpc_ordered"};
+NextFn<Ordered> next_ordered{"__kmpc_ordered", &g_kmp_state.copies};
 APSHIM_RESOLVE_AT_LOAD(next_ordered)
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void __kmpc_ordered(ident_t* loc, kmp_int32 gtid) {
-    auto real_fn = apshim::must_exist(next_ordered.get(), "__kmpc_ordered");
-    if (apshim::host().enabled()) note_progress(g_kmp_state, kmp_thread_state());
+    auto real_fn = apshim::must_exist(next_ordered.for_caller(APSHIM_CALLER), "__kmpc_ordered");
+    if (hooks_on()) note_progress(g_kmp_state, kmp_thread_state());
     real_fn(loc, gtid);
 }

@@ -20,6 +20,7 @@ std::span<Adapter* const> adapters() noexcept {
 }
 
 Sample OmpAdapter::sample() {
+    if (state_.copies.several()) return several_copies_sample();
     if (&state_ == &g_gomp_state) gomp_spin_follow(host().confined());
     if (needs_ompt_ && state_.measuring.load() == 0) return unmeasured_sample();
     bool timing = state_.timing.load();
@@ -30,8 +31,23 @@ Sample OmpAdapter::sample() {
 
 // Unmeasured libomp (no OMPT): its regions are not seen, so it never reads quiet.
 Activity OmpAdapter::activity() {
-    if (needs_ompt_ && state_.measuring.load() == 0) return {};
+    if ((needs_ompt_ && state_.measuring.load() == 0) || state_.copies.several()) return {};
     return activity_now(state_.slots);
+}
+
+// Two copies of the runtime (next_fn.hpp: RuntimeCopies): the hooks only pass each call on to the
+// caller's copy (gomp_hooks.cpp: hooks_on), so nothing adapts its teams or parks its threads any
+// more; say so once, wake whatever was parked, and count its regions for a fair share.
+Sample OmpAdapter::several_copies_sample() {
+    if (state_.limit.load() != kReleased) {
+        Dl_info a{}, b{};
+        const char* first = dladdr(state_.copies.first(), &a) && a.dli_fname ? a.dli_fname : "?";
+        const char* second = dladdr(state_.copies.second(), &b) && b.dli_fname ? b.dli_fname : "?";
+        host().log(Host::Severity::warn, "two copies of %s loaded (%s, %s): not throttling them, each called as without "
+                   "apshim; their teams get a fair share without adaptation", name_, first, second);
+        release();  // libgomp's spin count back as it was, too
+    }
+    return fair_share_sample();
 }
 
 Sample OmpAdapter::unmeasured_sample() {
@@ -41,6 +57,11 @@ Sample OmpAdapter::unmeasured_sample() {
     else
         APSHIM_HOST_LOG_ONCE(Host::Severity::warn, "libomp did not load apshim as its OMPT tool (OMP_TOOL=disabled, or a tool "
                                         "linked into the program): not measured, teams get a fair share without adaptation");
+    return fair_share_sample();
+}
+
+// Every allowed thread busy while regions run (no measure).
+Sample OmpAdapter::fair_share_sample() {
     Sample out;
     std::uint64_t now = now_ns(), forks = state_.forks.load();
     out.used = forks != last_forks_;

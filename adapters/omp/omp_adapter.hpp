@@ -24,10 +24,14 @@ public:
     void release() override;
     void after_fork_child() override;
     // libomp only through OMPT (a libomp that did not take apshim as its tool calls no hook).
-    bool marks_progress() const override { return !needs_ompt_ || state_.measuring.load() != 0; }
+    bool marks_progress() const override {
+        return (!needs_ompt_ || state_.measuring.load() != 0) && !state_.copies.several();
+    }
 
 private:
     Sample unmeasured_sample();
+    Sample several_copies_sample();
+    Sample fair_share_sample();
     const char* name_;
     State& state_;
     bool needs_ompt_;

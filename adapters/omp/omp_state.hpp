@@ -71,6 +71,9 @@ struct State {
     // libomp only: 1 once its OMPT parallel_begin/end callbacks report region ends, which
     // reserve_team() needs to give threads back (gomp hooks see region ends themselves).
     std::atomic<int> sees_region_ends{0};
+    // The objects the hooks' entry points were found in for their callers (next_fn.hpp): two of
+    // them, two copies of the runtime in the process, and then the hooks stop adapting it.
+    RuntimeCopies copies;
 };
 
 extern State g_kmp_state;   // libomp (clang -fopenmp programs)

@@ -1,0 +1,35 @@
+"""Two copies of one OpenMP runtime in a process, as Python has them: a wheel's vendored libgomp
+(renamed by auditwheel) beside the system's. A host linking no OpenMP loads, RTLD_LOCAL, one module
+linked with the system runtime and one with a renamed copy (omp_copies_host.c). Without the shim
+each module runs its regions on its own copy. The shim forwarded every module's GOMP_parallel to
+the first copy it found, while the module's omp_get_thread_num() (not interposed) asked its own:
+every thread was thread 0 of 1, the static loop's sum came out twice, `single` ran twice. Under the
+shim, in either load order, alone and throttled: the answers of a run without it, and the shim
+says once that it does not throttle the two copies.
+Usage: test_copies.py BUILD HOST MODULE_RENAMED MODULE_SYSTEM gcc|clang"""
+import sys
+
+from apshim_test import Check, CoRunner, Shim
+
+build, host, renamed, system, compiler = sys.argv[1:6]
+shim = Shim(build)
+check = Check(f"omp.{compiler}.copies")
+# libomp aborts at a second copy's start unless told otherwise (its "OMP: Error #15").
+extra = {"KMP_DUPLICATE_LIB_OK": "TRUE"} if compiler == "clang" else {}
+said = "two copies of " + ("libgomp" if compiler == "gcc" else "libomp") + " loaded"
+for order in ([renamed, system], [system, renamed]):
+    argv = [host, "300"] + order
+    first = "renamed" if order[0] == renamed else "system"
+    native = shim.run(argv, shim.env(preload=False, **extra), timeout=60)
+    check.expect(native.returncode == 0, f"{first} first: right without the shim ({native.stdout.strip()[-300:]} "
+                 f"{native.stderr.strip()[:200]})")
+    r = shim.run(argv, shim.env(**extra), timeout=60)
+    check.expect(r.returncode == 0 and r.stdout == native.stdout,
+                 f"{first} first, alone: the same answers under the shim (rc {r.returncode}: {r.stdout.strip()[-300:]})")
+    check.expect(said in r.stderr, f"{first} first, alone: says '{said}' ({r.stderr.strip()[:300]})")
+    env = shim.env(P=2, gat=shim.path(f"throttled-{first}"), **extra)
+    with CoRunner(shim, env, P=2):
+        r = shim.run(argv, env, timeout=60)
+    check.expect(r.returncode == 0 and r.stdout == native.stdout,
+                 f"{first} first, throttled: the same answers (rc {r.returncode}: {r.stdout.strip()[-300:]})")
+check.done()
