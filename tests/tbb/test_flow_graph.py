@@ -27,11 +27,12 @@ branchy = [graph, "40", "3", "30", "100"]   # parallelism 3
 # adapter parked the worker that held the chain's next node while the main thread waited for
 # it (it hung in 5 of 8 runs when jobs started at allotment 1). A row's usage is capped by the
 # limit in force (its allotment is the one that follows): some row must show usage 1.
+# APSHIM_USE_IDLE=0: alone, a job would otherwise keep the processors nobody holds (usage P).
 native = run(serial, shim.env(preload=False))
 hung = []
 for attempt in range(8):
     trace = shim.path(f"serial{attempt}.csv")
-    r = run(serial, shim.env(P=4, gat=shim.path(f"gat-s{attempt}"), trace=trace))
+    r = run(serial, shim.env(P=4, gat=shim.path(f"gat-s{attempt}"), trace=trace, APSHIM_USE_IDLE=0))
     rows = read_trace(trace) if r is not None and os.path.exists(trace) else []
     if r is None or r.returncode != 0 or r.stdout != native.stdout or not any(row["usage"] == 1 for row in rows):
         hung.append(attempt)
