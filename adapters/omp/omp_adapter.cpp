@@ -43,8 +43,9 @@ Sample OmpAdapter::several_copies_sample() {
         Dl_info a{}, b{};
         const char* first = dladdr(state_.copies.first(), &a) && a.dli_fname ? a.dli_fname : "?";
         const char* second = dladdr(state_.copies.second(), &b) && b.dli_fname ? b.dli_fname : "?";
-        host().log(Host::Severity::warn, "two copies of %s loaded (%s, %s): not throttling them, each called as without "
-                   "apshim; their teams get a fair share without adaptation", name_, first, second);
+        host().log(Host::Severity::warn, "two copies of %s loaded (%s, %s): each module's calls go to its own copy, as "
+                   "without apshim, and neither is measured or adapted (no parking, no team sizing); the job asks "
+                   "for a fair share and its threads still run on its allotment's CPUs", name_, first, second);
         release();  // libgomp's spin count back as it was, too
     }
     return fair_share_sample();

@@ -5,7 +5,7 @@ each module runs its regions on its own copy. The shim forwarded every module's 
 the first copy it found, while the module's omp_get_thread_num() (not interposed) asked its own:
 every thread was thread 0 of 1, the static loop's sum came out twice, `single` ran twice. Under the
 shim, in either load order, alone and throttled: the answers of a run without it, and the shim
-says once that it does not throttle the two copies.
+says once that it adapts neither copy.
 Usage: test_copies.py BUILD HOST MODULE_RENAMED MODULE_SYSTEM gcc|clang"""
 import sys
 
