@@ -20,9 +20,10 @@ JOBS=${JOBS:-$(nproc)}
 #     about the shim's memory or thread safety, which the other tests cover), label real
 #     (tests/real: python, gm, flexbar are hosts we did not build; LSan reports python's own leaks
 #     at exit, and their CPU-use checks and 3 more minutes each run belong to the full suite)
-#   not under ASan: omp.clang.plugin (its host links ASan, and LeakSanitizer's exit-time tracer
-#     dies of SIGSEGV in a process that dlopen()ed libomp: natively too, without the shim)
-SAN_EXCLUDE_address='^(cost\..*|matrix\..*|omp\.clang\.plugin|cli\.status_and_gc|shim\.clean_stack|tbb\.converge|tbb\.corun|tbb\.refinalize)$'
+#   not under ASan: omp.clang.plugin and omp.clang.copies (their hosts link ASan, and
+#     LeakSanitizer's exit-time tracer dies of SIGSEGV in a process that dlopen()ed libomp:
+#     natively too, without the shim)
+SAN_EXCLUDE_address='^(cost\..*|matrix\..*|omp\.clang\.plugin|omp\.clang\.copies|cli\.status_and_gc|shim\.clean_stack|tbb\.converge|tbb\.corun|tbb\.refinalize)$'
 SAN_EXCLUDE_thread='^(cost\..*|matrix\..*|cli\.status_and_gc|shim\.clean_stack|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
 SAN_LOGS="$PWD/build-sanitizer-reports"
 

@@ -77,6 +77,53 @@ void reap_ok(pid_t pid) {
     CHECK(WEXITSTATUS(status) == 0);
 }
 
+// Job B in another process: joins `path` (P processors) with `desire` 200 ms after it starts,
+// when the caller is asleep in wait_for_change (were it not, its wait would return at once
+// anyway), and leaves when told (leave()). The destructor reaps it.
+class OtherJob {
+public:
+    OtherJob(const std::string& path, int P, int desire) {
+        REQUIRE(pipe(go_) == 0);
+        pid_ = fork();
+        REQUIRE(pid_ >= 0);
+        if (pid_ == 0) {
+            close(go_[1]);
+            std::string err;
+            auto b = Table::open(path, CreateParams{P, 5000}, err);
+            if (!b) _exit(1);
+            usleep(200000);
+            int sb = b->join(desire, 0.5, err);
+            if (sb < 0) _exit(2);
+            char c;
+            if (read(go_[0], &c, 1) != 1) _exit(3);
+            b->leave(sb);
+            _exit(0);
+        }
+        close(go_[0]);
+    }
+    void leave() {
+        char c = 'g';
+        REQUIRE(write(go_[1], &c, 1) == 1);
+    }
+    ~OtherJob() {
+        close(go_[1]);
+        reap_ok(pid_);
+    }
+
+private:
+    int go_[2];
+    pid_t pid_ = -1;
+};
+
+// Sleeps in wait_for_change until the row's counter moves from `seen` (10 s at most); true
+// when it moved in time. Only a wake-up from another process ends a wait early (FUTEX_WAIT on
+// the shared file, not a private futex).
+bool woken(Table& t, int slot, std::uint32_t seen) {
+    std::uint64_t t0 = raw_monotonic_ns();
+    while (t.changes(slot) == seen && raw_monotonic_ns() - t0 < 10000000000ull) t.wait_for_change(slot, seen, 20000000000ull);
+    return t.changes(slot) != seen;
+}
+
 void check_invariants(const gat::Snapshot& s) {
     std::vector<gat::DpJob> jobs;
     for (const auto& j : s.jobs) jobs.push_back({j.desire, j.allotment, 0});
@@ -634,44 +681,18 @@ TEST_CASE("a DP run that changes another job's allotment wakes that job at once"
     CHECK(a->update(sa, 1, 1, 1000000000ull) == 1);
     CHECK(a->update(sa, 2, 1, 1000000000ull) == 2);
     CHECK(a->changes(sa) == before);
-    int go[2];
-    REQUIRE(pipe(go) == 0);
     std::uint32_t seen = a->changes(sa);
-    pid_t kid = fork();
-    REQUIRE(kid >= 0);
-    if (kid == 0) {  // job B: joins wanting both processors once A sleeps, leaves when told
-        close(go[1]);
-        auto b = Table::open(path, CreateParams{2, 5000}, err);
-        if (!b) _exit(1);
-        usleep(200000);  // A is asleep by now (were it not, its wait would return at once anyway)
-        int sb = b->join(2, 0.5, err);
-        if (sb < 0) _exit(2);
-        char c;
-        if (read(go[0], &c, 1) != 1) _exit(3);
-        b->leave(sb);
-        _exit(0);
-    }
-    close(go[0]);
-    // A sleeps up to 20 s: only a wake-up from B's process ends it early (FUTEX_WAIT on the
-    // shared file, not a private futex).
-    std::uint64_t t0 = raw_monotonic_ns();
-    a->wait_for_change(sa, seen, 20000000000ull);
-    CHECK(raw_monotonic_ns() - t0 < 10000000000ull);
-    CHECK(a->changes(sa) != seen);
+    OtherJob b(path, 2, 2);  // job B: joins wanting both processors once A sleeps
+    CHECK(woken(*a, sa, seen));
     gat::ProcSet procs;
     CHECK(a->current(sa, &procs, 1000000000ull) == 1);  // B's join halved A's allotment
     CHECK(procs.count() == 1);
     // B leaves: A is woken again and gets both processors back.
     seen = a->changes(sa);
-    char c = 'g';
-    REQUIRE(write(go[1], &c, 1) == 1);
-    t0 = raw_monotonic_ns();
-    while (a->changes(sa) == seen && raw_monotonic_ns() - t0 < 10000000000ull) a->wait_for_change(sa, seen, 20000000000ull);
-    CHECK(raw_monotonic_ns() - t0 < 10000000000ull);
+    b.leave();
+    CHECK(woken(*a, sa, seen));
     CHECK(a->current(sa, &procs, 1000000000ull) == 2);
     CHECK(procs.count() == 2);
-    close(go[1]);
-    reap_ok(kid);
 }
 
 TEST_CASE("the idle processors are the ones no job holds, and a job taking some wakes the others", "[table][multiprocess]") {
@@ -685,41 +706,19 @@ TEST_CASE("the idle processors are the ones no job holds, and a job taking some 
     CHECK(procs.count() == 1);
     CHECK(idle.count() == 3);
     CHECK(!(procs & idle).any());
-    int go[2];
-    REQUIRE(pipe(go) == 0);
     std::uint32_t seen = a->changes(sa);
-    pid_t kid = fork();
-    REQUIRE(kid >= 0);
-    if (kid == 0) {  // job B: takes two of the idle processors, leaves when told
-        close(go[1]);
-        auto b = Table::open(path, CreateParams{4, 5000}, err);
-        if (!b) _exit(1);
-        usleep(200000);
-        int sb = b->join(2, 0.5, err);
-        if (sb < 0) _exit(2);
-        char c;
-        if (read(go[0], &c, 1) != 1) _exit(3);
-        b->leave(sb);
-        _exit(0);
-    }
-    close(go[0]);
+    OtherJob b(path, 4, 2);  // job B: takes two of the idle processors
     // A's own row does not change (allotment 1, the same processor), yet it must learn at once
     // that two of the processors it may use are taken.
-    std::uint64_t t0 = raw_monotonic_ns();
-    a->wait_for_change(sa, seen, 20000000000ull);
-    CHECK(raw_monotonic_ns() - t0 < 10000000000ull);
+    CHECK(woken(*a, sa, seen));
     gat::ProcSet now_procs, now_idle;
     CHECK(a->current(sa, &now_procs, 1000000000ull, &now_idle) == 1);
     CHECK(now_procs == procs);
     CHECK(now_idle.count() == 1);
     CHECK(!(now_idle & now_procs).any());
     seen = a->changes(sa);
-    char c = 'g';
-    REQUIRE(write(go[1], &c, 1) == 1);
-    t0 = raw_monotonic_ns();
-    while (a->changes(sa) == seen && raw_monotonic_ns() - t0 < 10000000000ull) a->wait_for_change(sa, seen, 20000000000ull);
+    b.leave();
+    CHECK(woken(*a, sa, seen));
     CHECK(a->current(sa, &now_procs, 1000000000ull, &now_idle) == 1);
     CHECK(now_idle.count() == 3);  // B left: idle again
-    close(go[1]);
-    reap_ok(kid);
 }
