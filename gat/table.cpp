@@ -348,7 +348,9 @@ void Table::run_dp(int changed_slot, int old_desire, bool departures) {
     // Every job may also run on the processors nobody holds (update()'s `idle`): when that set
     // changes (a job arrived, grew, shrank or left), the others must learn it now, not at their
     // next cycle, or a newcomer's processors stay crowded by a neighbour's threads for a cycle.
-    bool idle_changed = !(unheld(placed, P_) == idle_before);
+    // A departure's row is already gone from `placed` (leave(), reclaim_dead()): the processors
+    // it held became idle or someone's, so the set changed for everyone.
+    bool idle_changed = departures || !(unheld(placed, P_) == idle_before);
     for (std::size_t k = 0; k < sorted.size(); ++k) {
         std::uint64_t* words = map_->rows[sorted_slots[k]].procs;
         if (!(procs_from_words(words) == placed[k].procs)) {  // write only changes
