@@ -51,13 +51,14 @@ def backoff(blocktime_ms, spincount):
     return configure
 
 
-def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False, alt_lib=False):
+def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False, alt_lib=False, use_idle=True):
     """LD_PRELOAD=libapshim.so with a private table. cap=True adds Sen's O3/P1 allocation limit:
     each job may use at most P/2 workers (the workload's --threads). dynamic=True: the user allows
     OpenMP's dynamic adjustment (OMP_DYNAMIC=true, as load_balance needs too), so the shim sizes
     each outermost team to the allotment at its fork instead of keeping the promised size.
     alt_lib=True: the library named by APSHIM_BENCH_ALT_LIB (another build, e.g. of the previous
-    commit) instead of this build's, for an interleaved A/B of two versions of the shim."""
+    commit) instead of this build's, for an interleaved A/B of two versions of the shim.
+    use_idle=False: APSHIM_USE_IDLE=0, each job held to exactly its allotment's processors."""
     def configure(job, sc):
         lib = sc.shim_lib
         if alt_lib:
@@ -67,6 +68,8 @@ def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False,
         env = {"LD_PRELOAD": lib, "APSHIM_GAT": sc.gat_path, "APSHIM_POLICY": policy}
         if dynamic:
             env["OMP_DYNAMIC"] = "true"
+        if not use_idle:
+            env["APSHIM_USE_IDLE"] = "0"
         if sc.P_override:
             env["APSHIM_P"] = str(sc.P)
         if eta is not None:
@@ -103,6 +106,7 @@ ALL = {
     "apshim-cap": apshim(cap=True),
     "apshim-dynamic": apshim(dynamic=True),
     "apshim-alt": apshim(alt_lib=True),
+    "apshim-noidle": apshim(use_idle=False),
 }
 for _ms in EST_CYCLES_MS:
     ALL[f"apshim-ec{_ms}"] = apshim(est_cycle_ms=_ms)
@@ -126,6 +130,7 @@ META = {
     "apshim-cap": "apshim with Sen's allocation limit (O3, P1): each job --threads P/2",
     "apshim-dynamic": "apshim with OMP_DYNAMIC=true: teams sized to the allotment at each fork (the user allows it)",
     "apshim-alt": "apshim from the library in APSHIM_BENCH_ALT_LIB (an A/B of two builds)",
+    "apshim-noidle": "apshim, APSHIM_USE_IDLE=0: no job runs on processors beyond its allotment, even idle ones",
 }
 for _ms in EST_CYCLES_MS:
     META[f"apshim-ec{_ms}"] = f"apshim, APSHIM_EST_CYCLE_MS={_ms}"
