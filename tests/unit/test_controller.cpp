@@ -157,6 +157,22 @@ TEST_CASE("a busy job alone starts at P, gives processors back when serial and c
 TEST_CASE("a serial job alone keeps the idle processors, and a busy co-runner's allotment takes them at once",
           "[controller][multiprocess][idle]") {
     std::string gat = temp_gat();
+    // The co-runner's process is forked first, before any thread (ThreadSanitizer cannot start
+    // threads in a child forked from a multi-threaded process); it starts its controller when told.
+    int to_child[2];
+    REQUIRE(pipe(to_child) == 0);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {  // a busy co-runner: desire climbs to 8, DP gives it 7
+        char cmd;
+        if (read(to_child[0], &cmd, 1) != 1) _exit(1);
+        auto cc = std::make_unique<apshim::Controller>(options_for(gat, 8));
+        FakeRuntime busy;
+        cc->adapter_started(busy);
+        if (read(to_child[0], &cmd, 1) != 1) _exit(1);
+        cc->shutdown();
+        _exit(0);
+    }
     auto c = std::make_unique<apshim::Controller>(options_for(gat, 8));
     FakeRuntime rt;
     rt.busy_fraction.store(0.0);  // serial: its desire falls to 1 ...
@@ -172,26 +188,14 @@ TEST_CASE("a serial job alone keeps the idle processors, and a busy co-runner's 
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // ten cycles at desire 1
     CHECK(alone_serial());
     CHECK(rt.limit.load() == 8);  // ... but nobody holds the other 7: it may still run 8 threads
-    int to_child[2];
-    REQUIRE(pipe(to_child) == 0);
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {  // a busy co-runner: desire climbs to 8, DP gives it 7
-        auto cc = std::make_unique<apshim::Controller>(options_for(gat, 8));
-        FakeRuntime busy;
-        cc->adapter_started(busy);
-        char cmd;
-        if (read(to_child[0], &cmd, 1) != 1) _exit(1);
-        cc->shutdown();
-        _exit(0);
-    }
+    char go = 1;
+    REQUIRE(write(to_child[1], &go, 1) == 1);  // the co-runner starts
     auto squeezed = [&] {
         auto s = t->snapshot();
         return s.jobs.size() == 2 && s.jobs[1].allotment == 7 && rt.limit.load() == 1;
     };
     CHECK(wait_until(squeezed, 5.0));
-    char go = 1;
-    REQUIRE(write(to_child[1], &go, 1) == 1);
+    REQUIRE(write(to_child[1], &go, 1) == 1);  // ... and leaves
     CHECK(exited_ok(pid));
     CHECK(wait_until([&] { return rt.limit.load() == 8; }, 5.0));  // idle again once the co-runner left
     c->shutdown();
