@@ -27,6 +27,19 @@ int collect(dl_phdr_info* info, size_t, void* data) {
     return 0;
 }
 
+// `name` as dlsym finds it through the loaded object `object` (which also searches that object's
+// dependencies), unless that is the shim's own definition (`self`: libapshim.so's path); null
+// when none. RTLD_NOLOAD: only an object that is already loaded; never load one ourselves.
+void* symbol_through(const char* object, const char* name, const char* self) noexcept {
+    void* h = dlopen(object, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) return nullptr;
+    void* p = dlsym(h, name);
+    dlclose(h);  // drops the reference NOLOAD took; the program's own keeps it loaded
+    Dl_info where;
+    bool ours = p && self && dladdr(p, &where) && where.dli_fname && std::strcmp(where.dli_fname, self) == 0;
+    return ours ? nullptr : p;
+}
+
 }  // namespace
 
 void* next_symbol(const char* name, bool global_only) noexcept {
@@ -36,19 +49,8 @@ void* next_symbol(const char* name, bool global_only) noexcept {
     Objects objects;
     if (dladdr(reinterpret_cast<void*>(&next_symbol), &self)) objects.self = self.dli_fname;
     dl_iterate_phdr(&collect, &objects);
-    for (int i = 0; i < objects.n; ++i) {
-        // RTLD_NOLOAD: only an object that is already loaded; never load one ourselves.
-        void* h = dlopen(objects.names[i], RTLD_LAZY | RTLD_NOLOAD);
-        if (!h) continue;
-        void* p = dlsym(h, name);
-        Dl_info where;
-        // dlsym on a handle also searches that object's dependencies: take the answer only when
-        // it is not the shim's own definition.
-        bool ours = p && dladdr(p, &where) && objects.self && where.dli_fname &&
-                    std::strcmp(where.dli_fname, objects.self) == 0;
-        dlclose(h);  // drops the reference NOLOAD took; the program's own keeps it loaded
-        if (p && !ours) return p;
-    }
+    for (int i = 0; i < objects.n; ++i)
+        if (void* p = symbol_through(objects.names[i], name, objects.self)) return p;
     return nullptr;
 }
 
@@ -59,13 +61,6 @@ void RuntimeCopies::note(const void* base) noexcept {
     none = nullptr;
     second_.compare_exchange_strong(none, base, std::memory_order_acq_rel);
 }
-
-namespace {
-bool defined_by_shim(void* p, const char* self) noexcept {
-    Dl_info where;
-    return p && self && dladdr(p, &where) && where.dli_fname && std::strcmp(where.dli_fname, self) == 0;
-}
-}  // namespace
 
 void* symbol_for_caller(const void* caller, const char* name, bool& global) noexcept {
     global = false;
@@ -81,11 +76,7 @@ void* symbol_for_caller(const void* caller, const char* name, bool& global) noex
         // The caller's handle: dlsym searches the caller and its dependencies (its local scope),
         // where it found its runtime when it was loaded. The main program (empty name) has the
         // global scope as its own, answered above.
-        if (void* h = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD)) {
-            void* p = dlsym(h, name);
-            dlclose(h);
-            if (p && !defined_by_shim(p, self.dli_fname)) return p;
-        }
+        if (void* p = symbol_through(lm->l_name, name, self.dli_fname)) return p;
     }
     return next_symbol(name);
 }
