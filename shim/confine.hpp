@@ -1,4 +1,5 @@
-// CPU confinement: the job's threads run on exactly as many CPUs as its allotment.
+// CPU confinement: the job's threads run on as many CPUs as its allotment (plus the table's idle
+// processors, APSHIM_USE_IDLE: shim/controller.cpp's usable_procs chooses the set given to apply()).
 //
 // The mechanism that enforces an allotment on every code shape (one long region of static loops,
 // a BLAS library's own spin-waits, nested TBB waits, threads that wait for each other): every
