@@ -9,10 +9,12 @@ apshim-cap) becomes the program's own knob, and the job prints one line
     real_job.py numpy DIR [--threads N]         tests/real/numpy_work.py on OpenMP OpenBLAS
     real_job.py flexbar DIR [--threads N]       flexbar (oneTBB) adapter removal on DIR/reads.fastq
     real_job.py sklearn DIR [--threads N]       tests/real/sklearn_work.py: scikit-learn gradient boosting
+    real_job.py opencv DIR [--threads N]        tests/real/opencv_work.py: OpenCV filters (oneTBB, via Python)
 
 Without --threads each program does what it does by default on this machine: gm, OpenBLAS and
 scikit-learn start one OpenMP thread per CPU; flexbar (default one thread) gets `-n <CPUs>`, what
-a user would type. With --threads N: OMP_NUM_THREADS=N (gm, OpenBLAS, scikit-learn), `flexbar -n N`. The inputs'
+a user would type; OpenCV runs its oneTBB arena at one thread per CPU. With --threads N:
+OMP_NUM_THREADS=N (gm, OpenBLAS, scikit-learn), `flexbar -n N`, cv2.setNumThreads(N) (OpenCV). The inputs'
 sizes (written by `prepare`, --quick for smaller ones) decide the run times: about 2-5 s each
 alone natively on 2 idle cores (quick: about 1 s).
 """
@@ -30,6 +32,7 @@ sys.path.insert(0, REAL_TESTS)
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 NUMPY_ARGS = {False: ["2800", "6", "4000000"], True: ["1200", "4", "600000"]}
 SKLEARN_ARGS = {False: ["60000", "150"], True: ["20000", "60"]}
+OPENCV_ROUNDS = {False: "12", True: "4"}
 GM_SIZE = {False: (1600, 1200), True: (800, 600)}
 READS = {False: 50000, True: 15000}
 GM_OPS = ["-blur", "0x24"] * 3
@@ -82,6 +85,12 @@ def run_once(kind, folder, quick, threads, env):
                                env=env, stdout=subprocess.PIPE, text=True)
             last = (r.stdout.strip().splitlines() or [""])[-1]
             line = last.split(" time_s=")[0] if "checksum=" in last else "sklearn checksum=none"
+        elif kind == "opencv":
+            argv = ["/usr/bin/python3", os.path.join(REAL_TESTS, "opencv_work.py"), OPENCV_ROUNDS[quick]]
+            r = subprocess.run(argv + ([str(threads)] if threads is not None else []), env=env, stdout=subprocess.PIPE,
+                               text=True)
+            last = (r.stdout.strip().splitlines() or [""])[-1]
+            line = last.split(" time_s=")[0] if "checksum=" in last else "opencv checksum=none"
         elif kind == "flexbar":
             n = threads if threads is not None else len(os.sched_getaffinity(0))
             prefix = os.path.join(tmp, "out")

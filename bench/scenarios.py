@@ -289,10 +289,11 @@ REAL_NOTE = ("Unmodified Debian programs through bench/real_job.py (its output h
              "GraphicsMagick `convert -blur 0x24` x3 (OpenMP, libgomp), numpy = tests/real/numpy_work.py (exact "
              "integer GEMMs on OpenMP OpenBLAS, ~300 ms pure-Python phases between them), flexbar = adapter "
              "removal (oneTBB), sklearn = tests/real/sklearn_work.py (scikit-learn gradient boosting: thousands "
-             "of short OpenMP regions a second, libgomp loaded RTLD_LOCAL by python). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
+             "of short OpenMP regions a second, libgomp loaded RTLD_LOCAL by python), opencv = tests/real/opencv_work.py "
+             "(OpenCV image filters on oneTBB, both loaded RTLD_LOCAL by python). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
              "`-n <CPUs>`, since its default is one thread), so the pair oversubscribes. `static`: each job limited "
              "to P/2 through its own knob, OMP_NUM_THREADS=P/2 for gm, OpenBLAS and scikit-learn and `flexbar -n P/2` (no "
-             "taskset: the threads may still run on any CPU). `backoff-1ms`: the shim's own spin-wait setting "
+             "taskset: the threads may still run on any CPU), cv2.setNumThreads(P/2) for OpenCV. `backoff-1ms`: the shim's own spin-wait setting "
              "(GOMP_SPINCOUNT=1000) without it, to tell its allotment from its shorter spinning. `apshim`: plain "
              "LD_PRELOAD, OpenBLAS's libgomp loaded RTLD_LOCAL by python.")
 
@@ -326,6 +327,9 @@ ALL = {
     "real_numpy_numpy": lambda build, P, quick=False: real_pair(build, P, quick, "numpy", "numpy"),
     # Two scikit-learn processes (e.g. two model fits side by side): short regions, spin-waits.
     "real_sklearn_sklearn": lambda build, P, quick=False: real_pair(build, P, quick, "sklearn", "sklearn"),
+    # oneTBB reached only through Python's RTLD_LOCAL (OpenCV) next to libgomp's short regions, and next to gm.
+    "real_opencv_sklearn": lambda build, P, quick=False: real_pair(build, P, quick, "opencv", "sklearn"),
+    "real_opencv_gm": lambda build, P, quick=False: real_pair(build, P, quick, "opencv", "gm"),
     "loopy_inst": loopy_inst,
     "phases_pair": phases_pair,
     "tbb_pair": tbb_pair,

@@ -1,0 +1,36 @@
+"""OpenCV workload for tests/real and bench: image filters on a made-up picture. Debian's OpenCV
+runs cv::parallel_for_ on oneTBB (libopencv_core links libtbb), and Python loads both with
+RTLD_LOCAL (the cv2 extension module): a oneTBB program the shim reaches only through
+dlopen(RTLD_NOLOAD). Every filter is one parallel_for over image rows; the checksum covers every
+result, which does not depend on the thread count (each row is computed by one thread).
+
+    opencv_work.py [ROUNDS] [THREADS]
+
+THREADS (optional): cv2.setNumThreads, OpenCV's own knob (bench's static split). Prints a final
+`checksum=` line.
+"""
+import hashlib
+import sys
+import time
+
+import cv2
+import numpy as np
+
+rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 12
+if len(sys.argv) > 2:
+    cv2.setNumThreads(int(sys.argv[2]))
+
+start = time.monotonic()
+rng = np.random.default_rng(20261125)
+image = rng.integers(0, 256, (2000, 2400, 3), dtype=np.uint8)
+box = np.ones((7, 7), np.float32) / 49
+digest = hashlib.sha256()
+for i in range(rounds):
+    blurred = cv2.GaussianBlur(image, (0, 0), 3 + i % 3)
+    larger = cv2.resize(blurred, None, fx=1.5, fy=1.5, interpolation=cv2.INTER_CUBIC)
+    hsv = cv2.cvtColor(larger, cv2.COLOR_BGR2HSV)
+    edges = cv2.Canny(cv2.cvtColor(larger, cv2.COLOR_BGR2GRAY), 50, 150)
+    smoothed = cv2.filter2D(hsv, -1, box)
+    for result in (blurred, larger, hsv, edges, smoothed):
+        digest.update(result.tobytes())
+print(f"opencv_work rounds={rounds} checksum={digest.hexdigest()[:16]} time_s={time.monotonic() - start:.3f}")
