@@ -18,14 +18,16 @@
 // libgomp's memory: the variable is found once by its value, the shim's own default (1000),
 // beside libgomp's count for oversubscription (100, what libgomp derives from it), in libgomp's
 // writable data. Exactly one such pair, outside the data libgomp's loader made read-only, or the
-// shim leaves libgomp alone (and says so at info level). Only where the shim chose the count: a
+// shim leaves libgomp alone (and says so at info level). Both counts follow: libgomp spins the
+// second instead whenever its threads outnumber the CPUs it saw at its start. Only where the shim chose the count: a
 // user's GOMP_SPINCOUNT or OMP_WAIT_POLICY is kept as it is.
 #pragma once
 
 namespace apshim::omp_adapter {
 
-// Controller thread, every cycle of the libgomp adapter: 0 spin rounds while `shared` (the job's
-// threads outnumber the CPUs confinement gives it), the shim's default otherwise. Does nothing
+// Controller thread, every cycle of the libgomp adapter: 0 spin rounds (both counts) while
+// `shared` (the job's threads outnumber the CPUs confinement gives it), libgomp's values from
+// the shim's default otherwise. Does nothing
 // until libgomp is loaded, and for good once libgomp's count was not found.
 void gomp_spin_follow(bool shared) noexcept;
 

@@ -1,9 +1,11 @@
-/* libgomp's spin-wait count as libgomp itself reads it, before each of many short regions (gcc
+/* libgomp's spin-wait counts as libgomp itself reads them, before each of many short regions (gcc
  * build only). Finds the count the way adapters/omp/gomp_spin.cpp does, independently: in
  * libgomp's writable data, the value of GOMP_SPINCOUNT beside libgomp's count for
- * oversubscription (100). Nothing in it knows about the shim.
+ * oversubscription (100), which is read too (libgomp spins that one while its threads outnumber
+ * the CPUs it saw at its start). Nothing in it knows about the shim.
  *   omp_spin_count SECONDS
- * stdout: "spin_count found=<candidates> start=<v> min=<v> max=<v> regions=<n> checksum=<c>",
+ * stdout: "spin_count found=<candidates> start=<v> min=<v> max=<v> tstart=<v> tmin=<v> tmax=<v>
+ * regions=<n> checksum=<c>" (t: the oversubscription count; -1 where both neighbours hold 100),
  * or "spin_count unset" when GOMP_SPINCOUNT is not in the environment. */
 #define _GNU_SOURCE
 #include <link.h>
@@ -20,6 +22,7 @@ typedef unsigned long long Count;
 static Count want;
 static int found;
 static volatile Count* where;
+static volatile Count* twhere; /* the oversubscription count beside it */
 
 static int search(struct dl_phdr_info* info, size_t size, void* arg) {
     (void)size, (void)arg;
@@ -37,8 +40,11 @@ static int search(struct dl_phdr_info* info, size_t size, void* arg) {
             if (a >= relro && a - relro < relro_size) continue;
             const Count* w = (const Count*)a;
             if (*w != want) continue;
-            if ((a >= begin + 8 && w[-1] == throttled) || (a + 16 <= end && w[1] == throttled))
-                if (found++ == 0) where = (volatile Count*)a;
+            int before = a >= begin + 8 && w[-1] == throttled, after = a + 16 <= end && w[1] == throttled;
+            if ((before || after) && found++ == 0) {
+                where = (volatile Count*)a;
+                twhere = before && after ? NULL : (volatile Count*)a + (before ? -1 : 1);
+            }
         }
     }
     return 1;
@@ -60,6 +66,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     Count start = *where, lo = start, hi = start;
+    long long tstart = twhere ? (long long)*twhere : -1, tlo = tstart, thi = tstart;
     unsigned long long checksum = 0, regions = 0;
     double t0 = now();
     while (now() - t0 < seconds) {
@@ -70,9 +77,14 @@ int main(int argc, char** argv) {
             Count now_count = *where;
             if (now_count < lo) lo = now_count;
             if (now_count > hi) hi = now_count;
+            if (twhere) {
+                long long t = (long long)*twhere;
+                if (t < tlo) tlo = t;
+                if (t > thi) thi = t;
+            }
         }
     }
-    printf("spin_count found=%d start=%llu min=%llu max=%llu regions=%llu checksum=%llu\n", found, start, lo, hi, regions,
-           checksum);
+    printf("spin_count found=%d start=%llu min=%llu max=%llu tstart=%lld tmin=%lld tmax=%lld regions=%llu checksum=%llu\n",
+           found, start, lo, hi, tstart, tlo, thi, regions, checksum);
     return 0;
 }

@@ -6,6 +6,9 @@ itself in libgomp's memory before each of thousands of short regions (omp_spin_c
     gradient boosting took 6.1-6.4 s confined with 1000 rounds, 3.1-3.3 s with 0, 2.7-3.1 s with one
     thread natively), and is 1000 again while the job runs unconfined (its start, probes): the
     largest count read is 1000;
+  - libgomp's count for more threads than the CPUs it saw at its start (100 beside the shim's
+    1000) follows the same way: 100 alone, 0 while confined (16 threads confined to one CPU spun
+    100 rounds a wait: a scikit-learn fit took 8.0 s, 4.5 s with 0); the user's count keeps it;
   - APSHIM_CONFINE=0: nothing shares CPUs, the count stays 1000;
   - a GOMP_SPINCOUNT the user set is never touched, throttled or not.
 A state, not a time: what libgomp reads at its waits."""
@@ -20,23 +23,27 @@ check = Check("omp.spin_count")
 
 
 def counts(env, seconds=1.5, user_spin=None):
-    """(start, min, max, regions) as the program read them; the user's spin setting only if given."""
+    """(start, min, max, regions, (tstart, tmin, tmax)) as the program read them (t: the count for
+    oversubscription); the user's spin setting only if given."""
     env = {k: v for k, v in env.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
     if user_spin is not None:
         env["GOMP_SPINCOUNT"] = user_spin
     r = shim.run([prog, str(seconds)], env, timeout=60)
-    m = re.search(r"found=(\d+) start=(\d+) min=(\d+) max=(\d+) regions=(\d+)", r.stdout)
+    m = re.search(r"found=(\d+) start=(\d+) min=(\d+) max=(\d+) tstart=(-?\d+) tmin=(-?\d+) tmax=(-?\d+) regions=(\d+)",
+                  r.stdout)
     if not check.expect(r.returncode == 0 and m is not None, f"runs and reads the count ({r.stdout.strip()!r:.120})"):
         return None
-    found, start, lo, hi, regions = map(int, m.groups())
+    found, start, lo, hi, tstart, tlo, thi, regions = map(int, m.groups())
     check.expect(found == 1, f"exactly one candidate for the count in libgomp's memory ({found})")
-    return start, lo, hi, regions
+    check.expect(tstart >= 0, f"the count for oversubscription is told apart beside it ({tstart})")
+    return start, lo, hi, regions, (tstart, tlo, thi)
 
 
 alone = counts(shim.env(APSHIM_POLICY="static"))
 if alone:
     check.expect(alone[0:3] == (1000, 1000, 1000),
                  f"alone: libgomp spins the shim's 1000 rounds throughout (start, min, max: {alone[0:3]})")
+    check.expect(alone[4] == (100, 100, 100), f"alone: its count for oversubscription stays 100 ({alone[4]})")
 
 env = shim.env(P=2, gat=shim.path("throttled"))
 with CoRunner(shim, env, 2):
@@ -44,11 +51,15 @@ with CoRunner(shim, env, 2):
     if thr:
         check.expect(thr[1] == 0 and thr[2] == 1000,
                      f"throttled: 0 rounds while confined, 1000 while not (min {thr[1]}, max {thr[2]} over {thr[3]} regions)")
+        check.expect(thr[4][1:] == (0, 100),
+                     f"throttled: the count for oversubscription 0 while confined, 100 while not (min, max: {thr[4][1:]})")
     unconfined = counts(dict(env, APSHIM_CONFINE="0"), seconds=0.5)
     if unconfined:
         check.expect(unconfined[1:3] == (1000, 1000),
                      f"throttled, APSHIM_CONFINE=0: nothing shares CPUs, 1000 throughout ({unconfined[1:3]})")
+        check.expect(unconfined[4][1:] == (100, 100), f"throttled, APSHIM_CONFINE=0: 100 for oversubscription ({unconfined[4]})")
     user = counts(env, seconds=0.5, user_spin="2000")
     if user:
-        check.expect(user[0:3] == (2000, 2000, 2000), f"throttled: the user's GOMP_SPINCOUNT=2000 is kept ({user[0:3]})")
+        check.expect(user[0:3] == (2000, 2000, 2000) and user[4] == (100, 100, 100),
+                     f"throttled: the user's GOMP_SPINCOUNT=2000 is kept, and libgomp's 100 beside it ({user[0:3]}, {user[4]})")
 check.done()
