@@ -20,7 +20,6 @@
 #include <cstring>
 
 #include "adapters/common/next_fn.hpp"
-#include "adapters/omp/gomp_spin.hpp"
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/parking.hpp"
 #include "adapters/omp/thread_state.hpp"
@@ -178,8 +177,6 @@ constexpr unsigned kTaskFlagsInlinable = 1u | 2u | 4u | 16u;
 constexpr long kMaxWrappedTaskData = 4096;      // the copy lives on this thread's stack
 
 }  // namespace
-
-void* real_gomp_parallel() noexcept { return reinterpret_cast<void*>(next_GOMP_parallel.get()); }
 
 }  // namespace apshim::omp_adapter
 

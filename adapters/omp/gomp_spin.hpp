@@ -16,26 +16,26 @@
 //
 // No count serves both, and libgomp has no interface to change it, so the shim changes it in
 // libgomp's memory: the variable is found once by its value, the shim's own default (1000),
-// beside libgomp's count for oversubscription (100, what libgomp derives from it), in libgomp's
-// writable data. Exactly one such pair, outside the data libgomp's loader made read-only, or the
-// shim leaves libgomp alone (and says so at info level). Both counts follow: libgomp spins the
-// second instead whenever its threads outnumber the CPUs it saw at its start. Only where the shim chose the count: a
-// user's GOMP_SPINCOUNT or OMP_WAIT_POLICY is kept as it is.
+// beside libgomp's count for oversubscription (100, what libgomp derives from it; next to it, or
+// one variable away in the GCC 8 libgomp that PyPI wheels vendor), in libgomp's writable data.
+// Exactly one such pair, outside the data libgomp's loader made read-only, or the shim leaves
+// that libgomp alone (and says so at info level). Both counts follow: libgomp spins the second
+// instead whenever its threads outnumber the CPUs it saw at its start. Every copy of libgomp in
+// the process is followed (Debian's under NumPy's OpenBLAS beside a wheel's own): an object is a
+// libgomp when its own code defines GOMP_parallel, and objects are looked at once each, when the
+// loader's count of loads moved. Only where the shim chose the count: a user's GOMP_SPINCOUNT or
+// OMP_WAIT_POLICY is kept as it is.
 #pragma once
 
 namespace apshim::omp_adapter {
 
-// Controller thread, every cycle of the libgomp adapter: 0 spin rounds (both counts) while
-// `shared` (the job's threads outnumber the CPUs confinement gives it), libgomp's values from
-// the shim's default otherwise. Does nothing
-// until libgomp is loaded, and for good once libgomp's count was not found.
+// Controller thread, every cycle of the libgomp adapter: 0 spin rounds (both counts, every copy)
+// while `shared` (the job's threads outnumber the CPUs confinement gives it), libgomp's values
+// from the shim's default otherwise. Looks for libgomp copies loaded since the last cycle.
 void gomp_spin_follow(bool shared) noexcept;
 
 // The shim's GOMP_SPINCOUNT as libgomp read it (omp_env.cpp), or 0 when the user chose the
 // waiting (GOMP_SPINCOUNT, OMP_WAIT_POLICY) or the shim is disabled.
 unsigned long long shim_gomp_spin_count() noexcept;
-
-// libgomp's own GOMP_parallel (gomp_hooks.cpp), null while libgomp is not loaded.
-void* real_gomp_parallel() noexcept;
 
 }  // namespace apshim::omp_adapter

@@ -20,8 +20,9 @@ std::span<Adapter* const> adapters() noexcept {
 }
 
 Sample OmpAdapter::sample() {
-    if (state_.copies.several()) return several_copies_sample();
+    // Every copy's spin counts follow confinement, however many copies there are.
     if (&state_ == &g_gomp_state) gomp_spin_follow(host().confined());
+    if (state_.copies.several()) return several_copies_sample();
     if (needs_ompt_ && state_.measuring.load() == 0) return unmeasured_sample();
     bool timing = state_.timing.load();
     Sample out = sampler_.sample(state_.slots, state_.limit.load(), timed_throughout_ && timing);

