@@ -204,7 +204,9 @@ void look_for_copies() noexcept {
     if (l.adds != 0 && l.adds == g_adds) return;  // nothing loaded since (0: unknown, look)
     unsigned long long adds = l.adds;
     Dl_info self;
-    if (dladdr(reinterpret_cast<void*>(&look_for_copies), &self)) l.self = reinterpret_cast<std::uintptr_t>(self.dli_fbase);
+    link_map* own = nullptr;  // l_addr: what dl_iterate_phdr calls dlpi_addr
+    if (dladdr1(reinterpret_cast<void*>(&look_for_copies), &self, reinterpret_cast<void**>(&own), RTLD_DL_LINKMAP) && own)
+        l.self = own->l_addr;
     l.adds_only = false;
     l.n = 0;
     dl_iterate_phdr(look_object, &l);
