@@ -39,6 +39,10 @@ GM_OPS = ["-blur", "0x24"] * 3
 # BENCH_REPEAT=N runs the program N times in a row as one job (a batch): on a machine with many
 # more cores than the 2 the inputs were sized for, jobs that end in half a second barely overlap.
 REPEAT = max(1, int(os.environ.get("BENCH_REPEAT", "1")))
+# BENCH_WIDTH=N: without --threads, each program runs N threads instead of one per CPU
+# (OMP_NUM_THREADS=N, `flexbar -n N`, cv2.setNumThreads(N)), as a program sized for a machine with
+# N cores runs here. bench/run.py drops the caller's OMP_* variables, so this is the way to ask.
+WIDTH = int(os.environ["BENCH_WIDTH"]) if os.environ.get("BENCH_WIDTH") else None
 
 
 def sha(path):
@@ -110,7 +114,7 @@ def main(argv):
     if kind == "prepare":
         prepare(folder, "--quick" in rest)
         return 0
-    threads = None
+    threads = WIDTH
     if len(rest) >= 2 and rest[-2] == "--threads":
         threads, rest = int(rest[-1]), rest[:-2]
     with open(os.path.join(folder, "stamp")) as f:
