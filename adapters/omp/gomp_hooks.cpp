@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "adapters/common/next_fn.hpp"
+#include "adapters/omp/gomp_spin.hpp"
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/parking.hpp"
 #include "adapters/omp/thread_state.hpp"
@@ -177,6 +178,8 @@ constexpr unsigned kTaskFlagsInlinable = 1u | 2u | 4u | 16u;
 constexpr long kMaxWrappedTaskData = 4096;      // the copy lives on this thread's stack
 
 }  // namespace
+
+const void* gomp_first_called() noexcept { return reinterpret_cast<const void*>(next_GOMP_parallel.get_if_known()); }
 
 }  // namespace apshim::omp_adapter
 

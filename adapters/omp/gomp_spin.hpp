@@ -20,19 +20,24 @@
 // one variable away in the GCC 8 libgomp that PyPI wheels vendor), in libgomp's writable data.
 // Exactly one such pair, outside the data libgomp's loader made read-only, or the shim leaves
 // that libgomp alone (and says so at info level). Both counts follow: libgomp spins the second
-// instead whenever its threads outnumber the CPUs it saw at its start. Every copy of libgomp in
-// the process is followed (Debian's under NumPy's OpenBLAS beside a wheel's own): an object is a
-// libgomp when its own code defines GOMP_parallel, and objects are looked at once each, when the
-// loader's count of loads moved. Only where the shim chose the count: a user's GOMP_SPINCOUNT or
-// OMP_WAIT_POLICY is kept as it is.
+// instead whenever its threads outnumber the CPUs it saw at its start. Every copy of libgomp
+// that the program's regions go to is followed (Debian's under NumPy's OpenBLAS beside a wheel's
+// own): the first one called, and those next_fn's RuntimeCopies notes. Only where the shim chose
+// the count: a user's GOMP_SPINCOUNT or OMP_WAIT_POLICY is kept as it is.
 #pragma once
+
+#include <span>
 
 namespace apshim::omp_adapter {
 
 // Controller thread, every cycle of the libgomp adapter: 0 spin rounds (both counts, every copy)
 // while `shared` (the job's threads outnumber the CPUs confinement gives it), libgomp's values
-// from the shim's default otherwise. Looks for libgomp copies loaded since the last cycle.
-void gomp_spin_follow(bool shared) noexcept;
+// from the shim's default otherwise. `copies`: an address inside each libgomp the program's
+// regions went to so far (null entries: none yet); a copy not seen before is searched once.
+void gomp_spin_follow(bool shared, std::span<const void* const> copies) noexcept;
+
+// The libgomp the program's first region went to (its GOMP_parallel, gomp_hooks.cpp), or null.
+const void* gomp_first_called() noexcept;
 
 // The shim's GOMP_SPINCOUNT as libgomp read it (omp_env.cpp), or 0 when the user chose the
 // waiting (GOMP_SPINCOUNT, OMP_WAIT_POLICY) or the shim is disabled.

@@ -19,9 +19,19 @@ std::span<Adapter* const> adapters() noexcept {
     return all;
 }
 
+namespace {
+
+// libgomp's spin counts (gomp_spin.hpp), in each copy the program's regions went to.
+void follow_gomp_spin(bool shared) noexcept {
+    const void* copies[] = {gomp_first_called(), g_gomp_state.copies.first(), g_gomp_state.copies.second()};
+    gomp_spin_follow(shared, copies);
+}
+
+}  // namespace
+
 Sample OmpAdapter::sample() {
     // Every copy's spin counts follow confinement, however many copies there are.
-    if (&state_ == &g_gomp_state) gomp_spin_follow(host().confined());
+    if (&state_ == &g_gomp_state) follow_gomp_spin(host().confined());
     if (state_.copies.several()) return several_copies_sample();
     if (needs_ompt_ && state_.measuring.load() == 0) return unmeasured_sample();
     bool timing = state_.timing.load();
@@ -100,7 +110,7 @@ void OmpAdapter::set_active(int n) {
 int OmpAdapter::active() const { return state_.limit.load(); }
 
 void OmpAdapter::release() {
-    if (&state_ == &g_gomp_state) gomp_spin_follow(false);
+    if (&state_ == &g_gomp_state) follow_gomp_spin(false);
     state_.limit.store(kReleased);
     state_.tasks_at_once.store(false);
     state_.timing.store(false);  // nothing parks or reads the intervals any more
