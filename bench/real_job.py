@@ -70,6 +70,15 @@ def prepare(folder, quick):
         f.write(want)
 
 
+def run_work(kind, script, args, env):
+    """tests/real/<script> ARGS under Debian's python: (its last line less the time, or
+    "<kind> checksum=none", the CompletedProcess)."""
+    r = subprocess.run(["/usr/bin/python3", os.path.join(REAL_TESTS, script)] + args, env=env, stdout=subprocess.PIPE,
+                       text=True)
+    last = (r.stdout.strip().splitlines() or [""])[-1]
+    return (last.split(" time_s=")[0] if "checksum=" in last else f"{kind} checksum=none"), r
+
+
 def run_once(kind, folder, quick, threads, env):
     """One run of the program on the prepared inputs: (the line to print, the CompletedProcess)."""
     env = dict(env)  # numpy prepends to LD_LIBRARY_PATH: once per run, not once more per repetition
@@ -80,21 +89,12 @@ def run_once(kind, folder, quick, threads, env):
             line = f"gm blur {GM_SIZE[quick][0]}x{GM_SIZE[quick][1]} checksum={sha(out) if r.returncode == 0 else 'none'}"
         elif kind == "numpy":
             env["LD_LIBRARY_PATH"] = OPENBLAS_OPENMP + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
-            r = subprocess.run(["/usr/bin/python3", os.path.join(REAL_TESTS, "numpy_work.py")] + NUMPY_ARGS[quick], env=env,
-                               stdout=subprocess.PIPE, text=True)
-            last = (r.stdout.strip().splitlines() or [""])[-1]
-            line = last.split(" time_s=")[0] if "checksum=" in last else "numpy checksum=none"
+            line, r = run_work(kind, "numpy_work.py", NUMPY_ARGS[quick], env)
         elif kind == "sklearn":
-            r = subprocess.run(["/usr/bin/python3", os.path.join(REAL_TESTS, "sklearn_work.py")] + SKLEARN_ARGS[quick],
-                               env=env, stdout=subprocess.PIPE, text=True)
-            last = (r.stdout.strip().splitlines() or [""])[-1]
-            line = last.split(" time_s=")[0] if "checksum=" in last else "sklearn checksum=none"
+            line, r = run_work(kind, "sklearn_work.py", SKLEARN_ARGS[quick], env)
         elif kind == "opencv":
-            argv = ["/usr/bin/python3", os.path.join(REAL_TESTS, "opencv_work.py"), OPENCV_ROUNDS[quick]]
-            r = subprocess.run(argv + ([str(threads)] if threads is not None else []), env=env, stdout=subprocess.PIPE,
-                               text=True)
-            last = (r.stdout.strip().splitlines() or [""])[-1]
-            line = last.split(" time_s=")[0] if "checksum=" in last else "opencv checksum=none"
+            line, r = run_work(kind, "opencv_work.py", [OPENCV_ROUNDS[quick]] + ([str(threads)] if threads is not None else []),
+                               env)
         elif kind == "flexbar":
             n = threads if threads is not None else len(os.sched_getaffinity(0))
             prefix = os.path.join(tmp, "out")
