@@ -2,6 +2,7 @@
 #include "adapters/omp/gomp_spin.hpp"
 
 #include <link.h>
+#include <sys/auxv.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -35,7 +36,8 @@ bool inside(std::uintptr_t a, std::uintptr_t begin, std::uintptr_t size) { retur
 
 int search_object(dl_phdr_info* info, size_t, void* arg) {
     auto* s = static_cast<Search*>(arg);
-    constexpr std::uintptr_t kPage = 4096;  // a base from dladdr is its first segment's page
+    // A base from dladdr is where the first segment's mapping begins: its page.
+    static const std::uintptr_t kPage = getauxval(AT_PAGESZ);
     std::uintptr_t relro = 0, relro_size = 0, lo = UINTPTR_MAX, hi = 0;
     for (int i = 0; i < info->dlpi_phnum; ++i) {
         const ElfW(Phdr)& ph = info->dlpi_phdr[i];
@@ -85,16 +87,17 @@ struct Copy {
     std::uintptr_t lo, hi;  // the object's mapped span
     Count* spin;            // gomp_spin_count_var (null: not found, left alone)
     Count* throttled;       // gomp_throttled_spin_count_var (null: not told apart)
-    Count throttled_default;
 };
 constexpr int kMaxCopies = 4;
 
 Copy g_copies[kMaxCopies];  // controller thread only, as is everything below
 int g_ncopies = 0;
-bool g_off = false;        // the user chose libgomp's waiting, or the shim is disabled
 bool g_defaulted = false;  // g_default read
-Count g_default = 0;       // what libgomp read at its start (the shim's default)
+Count g_default = 0;       // what libgomp read at its start (the shim's default; 0: the user's waiting)
 bool g_shared = false;     // what the copies hold: 0 (shared) or their defaults
+
+// libgomp's count for oversubscription as it derived it from the shim's spin count.
+Count throttled_default() noexcept { return std::min(kLibgompThrottled, g_default); }
 
 void write_counts(const Copy& c) noexcept {
     if (!c.spin) return;
@@ -104,7 +107,7 @@ void write_counts(const Copy& c) noexcept {
     // cores, nested teams, several threads forking teams): 16 threads on one CPU spun 100 rounds
     // per wait, 3 of a scikit-learn fit's 8 s (tests/real/sklearn_work.py 20000 100).
     __atomic_store_n(c.spin, g_shared ? 0 : g_default, __ATOMIC_RELAXED);
-    if (c.throttled) __atomic_store_n(c.throttled, g_shared ? 0 : c.throttled_default, __ATOMIC_RELAXED);
+    if (c.throttled) __atomic_store_n(c.throttled, g_shared ? 0 : throttled_default(), __ATOMIC_RELAXED);
 }
 
 // A copy not seen before, holding `at`: its counts are searched for, once.
@@ -115,11 +118,11 @@ void adopt(std::uintptr_t at) noexcept {
     Search s;
     s.at = at;
     s.spin = g_default;
-    s.throttled = std::min(kLibgompThrottled, g_default);
+    s.throttled = throttled_default();
     dl_iterate_phdr(search_object, &s);
     if (!s.matched) return;
     Copy& copy = g_copies[g_ncopies++];
-    copy = Copy{s.lo, s.hi, nullptr, nullptr, s.throttled};
+    copy = Copy{s.lo, s.hi, nullptr, nullptr};
     if (s.found != 1) {
         host().log(Host::Severity::info,
                    "libgomp's spin-wait count not found in %s's memory (%d candidates): its threads spin %llu rounds "
@@ -135,13 +138,11 @@ void adopt(std::uintptr_t at) noexcept {
 }  // namespace
 
 void gomp_spin_follow(bool shared, std::span<const void* const> copies) noexcept {
-    if (g_off) return;
     if (!g_defaulted) {
         g_defaulted = true;
         g_default = shim_gomp_spin_count();
-        g_off = g_default == 0;  // the user's waiting, kept as chosen
-        if (g_off) return;
     }
+    if (g_default == 0) return;  // the user's waiting, kept as chosen
     for (const void* c : copies)
         if (c) adopt(reinterpret_cast<std::uintptr_t>(c));
     if (shared == g_shared) return;
