@@ -51,14 +51,16 @@ def backoff(blocktime_ms, spincount):
     return configure
 
 
-def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False, alt_lib=False, use_idle=True):
+def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False, alt_lib=False, use_idle=True,
+           idle_check=True):
     """LD_PRELOAD=libapshim.so with a private table. cap=True adds Sen's O3/P1 allocation limit:
     each job may use at most P/2 workers (the workload's --threads). dynamic=True: the user allows
     OpenMP's dynamic adjustment (OMP_DYNAMIC=true, as load_balance needs too), so the shim sizes
     each outermost team to the allotment at its fork instead of keeping the promised size.
     alt_lib=True: the library named by APSHIM_BENCH_ALT_LIB (another build, e.g. of the previous
     commit) instead of this build's, for an interleaved A/B of two versions of the shim.
-    use_idle=False: APSHIM_USE_IDLE=0, each job held to exactly its allotment's processors."""
+    use_idle=False: APSHIM_USE_IDLE=0, each job held to exactly its allotment's processors.
+    idle_check=False: APSHIM_IDLE_CHECK=0, idle processors used whether or not they help."""
     def configure(job, sc):
         lib = sc.shim_lib
         if alt_lib:
@@ -70,6 +72,8 @@ def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False,
             env["OMP_DYNAMIC"] = "true"
         if not use_idle:
             env["APSHIM_USE_IDLE"] = "0"
+        if not idle_check:
+            env["APSHIM_IDLE_CHECK"] = "0"
         if sc.P_override:
             env["APSHIM_P"] = str(sc.P)
         if eta is not None:
@@ -107,6 +111,7 @@ ALL = {
     "apshim-dynamic": apshim(dynamic=True),
     "apshim-alt": apshim(alt_lib=True),
     "apshim-noidle": apshim(use_idle=False),
+    "apshim-noidlecheck": apshim(idle_check=False),
 }
 for _ms in EST_CYCLES_MS:
     ALL[f"apshim-ec{_ms}"] = apshim(est_cycle_ms=_ms)
@@ -131,6 +136,7 @@ META = {
     "apshim-dynamic": "apshim with OMP_DYNAMIC=true: teams sized to the allotment at each fork (the user allows it)",
     "apshim-alt": "apshim from the library in APSHIM_BENCH_ALT_LIB (an A/B of two builds)",
     "apshim-noidle": "apshim, APSHIM_USE_IDLE=0: no job runs on processors beyond its allotment, even idle ones",
+    "apshim-noidlecheck": "apshim, APSHIM_IDLE_CHECK=0: idle processors used whether or not they make the job faster",
 }
 for _ms in EST_CYCLES_MS:
     META[f"apshim-ec{_ms}"] = f"apshim, APSHIM_EST_CYCLE_MS={_ms}"

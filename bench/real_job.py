@@ -10,11 +10,14 @@ apshim-cap) becomes the program's own knob, and the job prints one line
     real_job.py flexbar DIR [--threads N]       flexbar (oneTBB) adapter removal on DIR/reads.fastq
     real_job.py sklearn DIR [--threads N]       tests/real/sklearn_work.py: scikit-learn gradient boosting
     real_job.py opencv DIR [--threads N]        tests/real/opencv_work.py: OpenCV filters (oneTBB, via Python)
+    real_job.py tesseract DIR [--threads N]     tesseract OCR of DIR/page.png (OpenMP, libgomp, num_threads(4))
 
 Without --threads each program does what it does by default on this machine: gm, OpenBLAS and
 scikit-learn start one OpenMP thread per CPU; flexbar (default one thread) gets `-n <CPUs>`, what
-a user would type; OpenCV runs its oneTBB arena at one thread per CPU. With --threads N:
-OMP_NUM_THREADS=N (gm, OpenBLAS, scikit-learn), `flexbar -n N`, cv2.setNumThreads(N) (OpenCV). The inputs'
+a user would type; OpenCV runs its oneTBB arena at one thread per CPU; tesseract's teams have 4
+threads whatever the CPUs (num_threads(4)). With --threads N: OMP_NUM_THREADS=N (gm, OpenBLAS,
+scikit-learn), `flexbar -n N`, cv2.setNumThreads(N) (OpenCV), OMP_THREAD_LIMIT=N (tesseract, whose
+num_threads clause overrides OMP_NUM_THREADS: the knob its users are told to set). The inputs'
 sizes (written by `prepare`, --quick for smaller ones) decide the run times: about 2-5 s each
 alone natively on 2 idle cores (quick: about 1 s).
 """
@@ -35,6 +38,7 @@ SKLEARN_ARGS = {False: ["60000", "150"], True: ["20000", "60"]}
 OPENCV_ROUNDS = {False: "12", True: "4"}
 GM_SIZE = {False: (1600, 1200), True: (800, 600)}
 READS = {False: 50000, True: 15000}
+PAGE_LINES = {False: 40, True: 15}
 GM_OPS = ["-blur", "0x24"] * 3
 # BENCH_REPEAT=N runs the program N times in a row as one job (a batch): on a machine with many
 # more cores than the 2 the inputs were sized for, jobs that end in half a second barely overlap.
@@ -54,7 +58,7 @@ def prepare(folder, quick):
     """Inputs into folder, skipped when a stamp says they are there with the same sizes."""
     import inputs
     stamp = os.path.join(folder, "stamp")
-    want = f"v1 quick={quick} gm={GM_SIZE[quick]} reads={READS[quick]} numpy={NUMPY_ARGS[quick]}\n"
+    want = f"v2 quick={quick} gm={GM_SIZE[quick]} reads={READS[quick]} numpy={NUMPY_ARGS[quick]} page={PAGE_LINES[quick]}\n"
     try:
         with open(stamp) as f:
             if f.read() == want:
@@ -66,6 +70,7 @@ def prepare(folder, quick):
         sys.exit(f"real_job.py: {folder} belongs to another user")
     inputs.write_ppm(os.path.join(folder, "in.ppm"), *GM_SIZE[quick])
     inputs.write_fastq(os.path.join(folder, "reads"), READS[quick])
+    inputs.write_page(os.path.join(folder, "page.png"), lines=PAGE_LINES[quick])
     with open(stamp, "w") as f:
         f.write(want)
 
@@ -95,6 +100,13 @@ def run_once(kind, folder, quick, threads, env):
         elif kind == "opencv":
             line, r = run_work(kind, "opencv_work.py", [OPENCV_ROUNDS[quick]] + ([str(threads)] if threads is not None else []),
                                env)
+        elif kind == "tesseract":
+            if threads is not None:
+                env["OMP_THREAD_LIMIT"] = str(threads)
+            prefix = os.path.join(tmp, "out")
+            r = subprocess.run(["/usr/bin/tesseract", os.path.join(folder, "page.png"), prefix], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            line = f"tesseract lines={PAGE_LINES[quick]} checksum={sha(prefix + '.txt') if r.returncode == 0 else 'none'}"
         elif kind == "flexbar":
             n = threads if threads is not None else len(os.sched_getaffinity(0))
             prefix = os.path.join(tmp, "out")

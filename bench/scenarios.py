@@ -290,10 +290,12 @@ REAL_NOTE = ("Unmodified Debian programs through bench/real_job.py (its output h
              "integer GEMMs on OpenMP OpenBLAS, ~300 ms pure-Python phases between them), flexbar = adapter "
              "removal (oneTBB), sklearn = tests/real/sklearn_work.py (scikit-learn gradient boosting: thousands "
              "of short OpenMP regions a second, libgomp loaded RTLD_LOCAL by python), opencv = tests/real/opencv_work.py "
-             "(OpenCV image filters on oneTBB, both loaded RTLD_LOCAL by python). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
+             "(OpenCV image filters on oneTBB, both loaded RTLD_LOCAL by python), tesseract = OCR of a printed page "
+             "(libgomp, teams of num_threads(4) for every LSTM step). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
              "`-n <CPUs>`, since its default is one thread), so the pair oversubscribes. `static`: each job limited "
              "to P/2 through its own knob, OMP_NUM_THREADS=P/2 for gm, OpenBLAS and scikit-learn and `flexbar -n P/2` (no "
-             "taskset: the threads may still run on any CPU), cv2.setNumThreads(P/2) for OpenCV. `backoff-1ms`: the shim's own spin-wait setting "
+             "taskset: the threads may still run on any CPU), cv2.setNumThreads(P/2) for OpenCV, OMP_THREAD_LIMIT=P/2 for "
+             "tesseract (its num_threads(4) overrides OMP_NUM_THREADS). `backoff-1ms`: the shim's own spin-wait setting "
              "(GOMP_SPINCOUNT=1000) without it, to tell its allotment from its shorter spinning. `apshim`: plain "
              "LD_PRELOAD, OpenBLAS's libgomp loaded RTLD_LOCAL by python.")
 
@@ -317,6 +319,16 @@ def real_pair(build, P, quick=False, first="gm", second="numpy"):
                     prepare=prepare)
 
 
+def real_solo(build, P, quick=False, kind="tesseract"):
+    """One real program alone: what the shim does to a job nobody competes with (its idle
+    processors), against a user's own thread limit (static: P threads; one-worker: 1)."""
+    pair = real_pair(build, P, quick, kind, kind)
+    job = Job(kind, pair.jobs[0].argv, 0.0)
+    return Scenario(f"real_{kind}", f"A real program alone: {kind}.", [job],
+                    ["native", "static", "one-worker", "apshim"], 2 if quick else 5, P, notes=REAL_NOTE,
+                    prepare=pair.prepare)
+
+
 ALL = {
     "real_gm_numpy": real_pair,
     "real_numpy_flexbar": lambda build, P, quick=False: real_pair(build, P, quick, "numpy", "flexbar"),
@@ -330,6 +342,10 @@ ALL = {
     # oneTBB reached only through Python's RTLD_LOCAL (OpenCV) next to libgomp's short regions, and next to gm.
     "real_opencv_sklearn": lambda build, P, quick=False: real_pair(build, P, quick, "opencv", "sklearn"),
     "real_opencv_gm": lambda build, P, quick=False: real_pair(build, P, quick, "opencv", "gm"),
+    # tesseract: promised 4-thread teams of tiny regions, slower than one thread; alone and in pairs.
+    "real_tesseract": real_solo,
+    "real_tesseract_sklearn": lambda build, P, quick=False: real_pair(build, P, quick, "tesseract", "sklearn"),
+    "real_tesseract_gm": lambda build, P, quick=False: real_pair(build, P, quick, "tesseract", "gm"),
     "loopy_inst": loopy_inst,
     "phases_pair": phases_pair,
     "tbb_pair": tbb_pair,

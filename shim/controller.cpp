@@ -15,6 +15,7 @@
 #include "shim/confine.hpp"
 #include "shim/confine_check.hpp"
 #include "shim/estimators/estimator.hpp"
+#include "shim/idle_check.hpp"
 #include "shim/log.hpp"
 #include "shim/trace.hpp"
 
@@ -38,6 +39,9 @@ struct Controller::Impl {
     // each cycle with the job's progress marks and the process's CPU time (last_cpu_ns).
     ConfineCheck check;
     std::uint64_t last_cpu_ns = 0;
+    // Whether the idle processors make the job any faster (idle_check.hpp), fed each cycle with
+    // its progress marks: a job they do not help keeps to its own.
+    IdleCheck idle_check;
     // The CPU quota of the job's cgroup as last read (default_processors()), re-read once a
     // second: a container resized in place (Kubernetes in-place resize) changes the table's P
     // for the jobs in it. 0 when P did not come from the quota (APSHIM_P, or set by code).
@@ -432,11 +436,19 @@ void Controller::cycle(std::uint64_t now) noexcept {
                 "than confined to its allotment's: running them unconfined (as without the shim) for %.0f s at a time, "
                 "then measuring again", s.check.last_ratio(), static_cast<double>(s.check.hold_ns()) / 1e9);
     }
+    // The idle processors: only while they are there to use and nothing else decides the job's CPUs.
+    bool idle_checking = a > 0 && opts_.use_idle && opts_.idle_check && opts_.confine && !confine::why_off();
+    s.idle_check.step(now, marks, idle_checking && s.idle.count() > 0 && markable && !s.check.suspends());
+    if (s.idle_check.probe_ended())
+        log(LogLevel::debug, "idle check: %.2fx the progress per second without the idle processors", s.idle_check.last_ratio());
+    if (s.idle_check.first_decline_now())
+        log(LogLevel::info, "the job gets %.1fx as far per second on its own processors as with the idle ones too: "
+            "leaving those idle (measured again now and then)", s.idle_check.last_ratio());
     apply_allotment(a > 0);
     if (s.trace.is_open())
         s.trace.write(TraceRow{(now - s.t0) / 1e6, publish, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
                                threads_running(), timed ? "timed" : clocks ? "clocks" : "none",
-                               ConfineCheck::name(s.check.phase()), marks});
+                               ConfineCheck::name(s.check.phase()), marks, IdleCheck::name(s.idle_check.phase())});
 }
 
 // Mutex held. 4. Adjust usage: split the allotment among the runtimes by their measured demand
@@ -455,7 +467,7 @@ void Controller::apply_allotment(bool confine_now) noexcept {
         }
     HostIdentity host(host_name_);
     int share[kMaxAdapters];
-    gat::ProcSet cpus = usable_procs(s.procs, s.idle, opts_.use_idle);
+    gat::ProcSet cpus = usable_procs(s.procs, s.idle, opts_.use_idle && s.idle_check.with_idle());
     split_allotment(std::max(s.allotment, cpus.count()), busy, n, share);
     for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
     bool suspended = confine_now && s.check.suspends();  // its start, a probe, hand-over bound (confine_check.hpp)

@@ -134,7 +134,7 @@ constinit const OptionSpec kSpecs[] = {
      }},
     {"APSHIM_TRACE", "--trace", "PATH", "file path, %p = pid", "(none)",
      "write one CSV row per est_cycle: time_ms, desire, allotment, usage, inefficiency, busy, cpus, "
-     "threads_running, measure, confine_check, marks (shim/README.md says what each means)",
+     "threads_running, measure, confine_check, marks, idle_check (shim/README.md says what each means)",
      [](std::string_view t, Options& o) {
          if (t.empty() || t.size() > 200 || has_control(t)) return false;
          o.trace.assign(t);
@@ -159,8 +159,8 @@ constinit const OptionSpec kSpecs[] = {
     {"APSHIM_USE_IDLE", "--use-idle", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
      "1 lets a job's threads also run on the processors that no job in the table holds (all of them "
      "when the job is alone), as many active threads as that makes, until another job's allotment "
-     "takes them (that job's DP run wakes this one at once): idle processors are never left idle. 0 "
-     "holds every job to exactly its allotment's processors",
+     "takes them (that job's DP run wakes this one at once): idle processors are not left idle unless "
+     "they slow the job (APSHIM_IDLE_CHECK). 0 holds every job to exactly its allotment's processors",
      [](std::string_view t, Options& o) { return parse_bool(t, o.use_idle); }},
     {"APSHIM_CONFINE_CHECK", "--confine-check", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
      "1 leaves a throttled OpenMP job unthrottled for its first 100 ms (as without the shim), then "
@@ -170,6 +170,13 @@ constinit const OptionSpec kSpecs[] = {
      "second, or spin on each other's flags, wait for a context switch at every hand-over when they "
      "share CPUs. 0 confines every throttled job at once, whatever it costs it",
      [](std::string_view t, Options& o) { return parse_bool(t, o.confine_check); }},
+    {"APSHIM_IDLE_CHECK", "--idle-check", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
+     "1 compares, now and then, an OpenMP job's progress per second on the idle processors "
+     "(APSHIM_USE_IDLE) too and in a 30 ms probe on its own only, and keeps to its own processors, "
+     "for 1 s to 32 s at a time, a job that gets 1.1x as far without the idle ones: threads that "
+     "hand work to each other thousands of times a second can be slower spread over more CPUs. 0 "
+     "lets every job use the idle processors",
+     [](std::string_view t, Options& o) { return parse_bool(t, o.idle_check); }},
     {"APSHIM_SHRINK_TEAMS", "--shrink-teams", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "0",
      "1 sizes default OpenMP teams to the allotment even while dynamic adjustment is off (as "
      "OMP_DYNAMIC=true allows). Risky: OpenMP then breaks its promise of omp_get_max_threads() "

@@ -31,7 +31,12 @@ namespace apshim {
 //                    (found hand-over bound: not confined for now)
 //   marks            the job's progress marks in the cycle (Sample::marks: tasks made and run,
 //                    chunks fetched, ordered turns, barriers and taskwaits entered; counted by
-//                    the OpenMP hooks while timed, 0 otherwise): what the check compares
+//                    the OpenMP hooks while timed, 0 otherwise): what the checks compare
+//   idle_check       what the idle check (shim/idle_check.hpp) made of the cycle: "-" (nothing
+//                    checked: no idle processors, no marks, or a confinement check's start,
+//                    probe or hold), "idle" (the job uses the idle processors too), "probe"
+//                    (kept off them for a moment to compare), "declined" (they did not make it
+//                    faster: kept to its own processors for now)
 struct TraceRow {
     double time_ms;
     int desire, allotment, usage;
@@ -42,6 +47,7 @@ struct TraceRow {
     const char* measure;
     const char* confine_check;
     std::uint64_t marks;
+    const char* idle_check;
 };
 
 // Threads of this process in state R (running or runnable), from /proc/self/task: for the trace

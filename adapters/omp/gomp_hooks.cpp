@@ -91,7 +91,10 @@ void run_region(void* p) {
         r.fn(r.data);
     }
     // The region's end barrier follows inside libgomp, out of reach: this is the thread's
-    // arrival there (gcc folds a single's barrier into it, as in `parallel` + `single`).
+    // arrival there (gcc folds a single's barrier into it, as in `parallel` + `single`), and a
+    // progress mark as libomp's end barriers are (OMPT reports those): a program of many short
+    // static regions makes no other (tesseract's LSTM, shim/idle_check.hpp).
+    note_progress(g_gomp_state, t_state);
     if (outermost) {
         Frame wait(g_gomp_state, t_state, /*wait=*/true);
         at_barrier(g_gomp_state, t_state);

@@ -47,3 +47,22 @@ def write_fastq(prefix, reads, length=100, seed=42):
     with open(prefix + ".fa", "w") as f:
         f.write("".join(f">{name}\n{seq}\n" for name, seq in ADAPTERS))
     return prefix + ".fastq", prefix + ".fa"
+
+
+WORDS = ("the of and to in is was for on that with as by at from his her which an have are were this be had "
+         "not but they one all their there been has more who will would about out so up what can into than "
+         "other some time could these two may then first any like now only its over also new after").split()
+
+
+def write_page(path, lines=60, seed=5):
+    """A page of printed text for OCR: `lines` lines of 12 seeded words in DejaVu Sans 22 pt, drawn
+    by GraphicsMagick (`gm`) into a PNG. Unlike the inputs above it depends on gm's and the font's
+    versions, so its bytes are the same within one machine, not across machines."""
+    import subprocess
+    rng = random.Random(seed)
+    draws = []
+    for i in range(lines):
+        draws += ["-draw", f"text 40,{40 + i * 34} '{' '.join(rng.choice(WORDS) for _ in range(12))}'"]
+    subprocess.run(["/usr/bin/gm", "convert", "-size", f"1700x{80 + lines * 34}", "xc:white", "-font",
+                    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "-pointsize", "22", "-fill", "black"]
+                   + draws + [path], check=True)

@@ -86,11 +86,11 @@ class Shim:
 
 def read_trace(path):
     """APSHIM_TRACE rows as dicts of floats/ints: time_ms, desire, allotment, usage, inefficiency, busy,
-    cpus, threads_running, marks; measure and confine_check stay strings."""
+    cpus, threads_running, marks; measure, confine_check and idle_check stay strings."""
     rows = []
     with open(path) as f:
         for row in csv.DictReader(f):
-            rows.append({k: (float(v) if k in ("time_ms", "inefficiency", "busy") else v if k in ("measure", "confine_check") else int(v))
+            rows.append({k: (float(v) if k in ("time_ms", "inefficiency", "busy") else v if k in ("measure", "confine_check", "idle_check") else int(v))
                          for k, v in row.items()})
     return rows
 

@@ -1,0 +1,138 @@
+// IdleCheck (shim/idle_check.hpp): when a job using the idle processors is probed without them,
+// and what it takes to keep it to its own.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "shim/idle_check.hpp"
+
+using apshim::IdleCheck;
+using Phase = IdleCheck::Phase;
+
+namespace {
+constexpr std::uint64_t kMs = 1'000'000;
+constexpr std::uint64_t kCycle = 5 * kMs;
+
+// Drives the check cycle by cycle: `with_rate` / `own_rate` progress marks per wall ms with the idle
+// processors / on the job's own only.
+struct Job {
+    IdleCheck check;
+    std::uint64_t now = 0;
+    double with_rate, own_rate;
+    bool with_idle = true;  // what the check said at the previous cycle
+    double carry = 0;
+    Job(double w, double o) : with_rate(w), own_rate(o) {}
+    bool cycle(bool active = true) {
+        now += kCycle;
+        carry += (with_idle ? with_rate : own_rate) * static_cast<double>(kCycle) / kMs;
+        auto marks = static_cast<std::uint64_t>(carry);
+        carry -= static_cast<double>(marks);
+        with_idle = check.step(now, marks, active);
+        REQUIRE(with_idle == check.with_idle());
+        return with_idle;
+    }
+    // Cycles until the phase is `p` (at most `limit`); the number taken, or -1.
+    int until(Phase p, int limit = 100000) {
+        for (int i = 1; i <= limit; ++i) {
+            cycle();
+            if (check.phase() == p) return i;
+        }
+        return -1;
+    }
+};
+constexpr int cycles(std::uint64_t ns) { return static_cast<int>(ns / kCycle); }
+}  // namespace
+
+TEST_CASE("idle_check: nothing to decide, the idle processors are used", "[idle_check]") {
+    Job job(1, 100);  // it would be far faster without them: but nothing is checked
+    for (int i = 0; i < 10000; ++i) {
+        REQUIRE(job.cycle(/*active=*/false));
+        REQUIRE(job.check.phase() == Phase::off);
+    }
+}
+
+TEST_CASE("idle_check: a job they help keeps them, probed less and less often", "[idle_check]") {
+    Job job(20, 10);  // twice as far with them: a computing job
+    REQUIRE(job.until(Phase::probe) == cycles(IdleCheck::kFirstProbeNs) + 1);  // a cycle to start, then the window
+    // Probes after 0.2, 0.8, 3.2 s with them, then every 6.4 s: 30 ms of 6.4 s costs it about 0.5%.
+    std::vector<int> starts{0};
+    Phase before = Phase::probe;
+    for (int i = 1; i < cycles(60'000'000'000); ++i) {
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::declined);
+        if (job.check.probe_ended()) REQUIRE(job.check.last_ratio() == Approx(0.5).margin(0.05));
+        if (job.check.phase() == Phase::probe && before != Phase::probe) starts.push_back(i);
+        before = job.check.phase();
+    }
+    REQUIRE(starts.size() >= 10);
+    for (std::size_t k = 1; k < starts.size(); ++k) {
+        int gap = starts[k] - starts[k - 1];
+        REQUIRE(gap >= (k == 1 ? cycles(4 * IdleCheck::kFirstProbeNs) : starts[k - 1] - (k >= 2 ? starts[k - 2] : 0)));
+        REQUIRE(gap <= cycles(IdleCheck::kMaxIntervalNs + IdleCheck::kProbeNs) + 1);
+    }
+}
+
+TEST_CASE("idle_check: a job that gets further on its own is kept there, held longer each time", "[idle_check]") {
+    Job job(10, 16);  // 1.6x as far without them (tesseract alone on 2 cores)
+    REQUIRE(job.until(Phase::declined) > 0);
+    REQUIRE(job.check.first_decline_now());
+    REQUIRE_FALSE(job.check.with_idle());
+    REQUIRE(job.check.last_ratio() == Approx(1.6).margin(0.1));
+    // The first hold lasts kFirstHoldNs, then the job gets them back and is probed again.
+    int held = 0;
+    while (job.check.phase() == Phase::declined) {
+        bool with_idle = job.cycle();
+        REQUIRE(with_idle == (job.check.phase() != Phase::declined));
+        ++held;
+    }
+    REQUIRE(held == cycles(IdleCheck::kFirstHoldNs));
+    REQUIRE(job.check.phase() == Phase::with_idle);
+    REQUIRE(job.until(Phase::declined) > 0);
+    REQUIRE_FALSE(job.check.first_decline_now());  // said once
+    int second = 0;
+    while (job.check.phase() == Phase::declined) {
+        job.cycle();
+        ++second;
+    }
+    REQUIRE(second == cycles(2 * IdleCheck::kFirstHoldNs));
+}
+
+TEST_CASE("idle_check: alike with and without them, the job keeps them", "[idle_check]") {
+    Job job(10, 10.5);  // 5% further without: noise, not a reason to leave CPUs idle
+    for (int i = 0; i < cycles(60'000'000'000); ++i) {
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::declined);
+    }
+}
+
+TEST_CASE("idle_check: too few marks to judge, the job keeps them", "[idle_check]") {
+    SECTION("none at all (a serial phase, oneTBB)") {
+        Job job(0, 0);
+        for (int i = 0; i < cycles(60'000'000'000); ++i) {
+            REQUIRE(job.cycle());
+            REQUIRE(job.check.phase() == Phase::with_idle);  // never probed
+        }
+    }
+    SECTION("a probe with fewer than kMinMarks") {
+        Job job(1, 2);  // twice as far without them, but 60 marks in a 30 ms probe: too few to judge
+        for (int i = 0; i < cycles(20'000'000'000); ++i) {
+            job.cycle();
+            REQUIRE(job.check.phase() != Phase::declined);
+        }
+    }
+}
+
+TEST_CASE("idle_check: a hold outlasts a pause, a window does not", "[idle_check]") {
+    Job job(10, 20);
+    REQUIRE(job.until(Phase::declined) > 0);
+    // The confinement check takes over for a while (its probe): the hold goes on meanwhile.
+    REQUIRE_FALSE(job.cycle(/*active=*/false));
+    REQUIRE(job.check.phase() == Phase::declined);
+    for (int i = 0; i < cycles(IdleCheck::kFirstHoldNs); ++i) job.cycle(false);
+    REQUIRE(job.check.phase() == Phase::off);
+    REQUIRE(job.check.with_idle());
+    // Active again: a fresh window, the first probe kFirstProbeNs later.
+    REQUIRE(job.cycle());
+    REQUIRE(job.check.phase() == Phase::with_idle);
+    REQUIRE(job.until(Phase::probe) == cycles(IdleCheck::kFirstProbeNs));
+}
