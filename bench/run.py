@@ -3,6 +3,7 @@
 
     bench/run.py --list
     bench/run.py SCENARIO [--reps N] [--configs a,b,...] [--build DIR] [--out DIR] [--P N] [--quick]
+                          [--keep-traces]
 
 For every repetition it runs each configuration once (A B C A B C ...), so drift in the machine
 hits all configurations alike. Each job's response time is measured from its arrival to its
@@ -10,7 +11,9 @@ exit; its stdout line (`<name> ... checksum=<c> time_s=<t>`) must carry the same
 every configuration, or the run is marked wrong. Writes to OUT: raw.csv (one row per job and
 run), summary.md (medians, min-max, ratios, P̄ per job, the scenario's analyses), response.png,
 the APSHIM_TRACE files of the apshim runs (trace-*.csv) with traces.png, and one PNG per
-analysis (allprocs.png, overhead.png, greedy.png).
+analysis (allprocs.png, overhead.png, greedy.png). Once summary.md and the plots are written,
+only the first repetition's traces (r0, the ones plotted) are kept, unless --keep-traces: the
+others, read for summary.md's per-repetition columns, made up half of the results' size.
 """
 import argparse
 import csv
@@ -480,6 +483,7 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--P", type=int, default=None, help="processors (default: nproc); another value sets APSHIM_P")
     ap.add_argument("--quick", action="store_true", help="smaller inputs, fewer reps (the demo)")
+    ap.add_argument("--keep-traces", action="store_true", help="keep every repetition's traces (default: r0's)")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     if args.list:
@@ -537,6 +541,10 @@ def main():
         w.writerows(rows)
     stats, text = summarize(sc, rows, out_dir)
     plot(sc, stats, out_dir)
+    if not args.keep_traces:
+        for f in os.listdir(out_dir):
+            if re.fullmatch(r"trace-.*-r[1-9][0-9]*-.*\.csv", f):
+                os.unlink(os.path.join(out_dir, f))
     print(text)
     failed = [r for r in rows if r["exit"] != 0]
     if failed:
