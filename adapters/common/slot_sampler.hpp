@@ -47,7 +47,14 @@ public:
             bool clock_read = false;
             std::uint64_t cpu_delta = cpu_since_last(c, i, clock_read);
             double slot_ns = static_cast<double>(delta) * ns_per_tick;
-            if (!timed) {
+            if (timed && clock_read && c.engaged.load(std::memory_order_relaxed) &&
+                c.busy_since.load(std::memory_order_relaxed) == 0) {
+                // In its share of an OpenMP region with no interval open: the share began before
+                // timing came on, and one long region of static loops calls no hook that would
+                // open one (NPB EP throttled read busy 0 and desire 1 in most runs, both threads
+                // computing). Its CPU clock says what it did.
+                slot_ns = std::max(slot_ns, static_cast<double>(cpu_delta));
+            } else if (!timed) {
                 slot_ns = static_cast<double>(cpu_delta);
                 // An external thread: its time inside the runtime, but no more than the CPU it got
                 // (its clock also counts its own serial code, which the outer interval leaves out).

@@ -3,6 +3,8 @@
 // per-slot differences (SlotSampler) stay right and never go negative.
 #include <catch2/catch.hpp>
 
+#include <time.h>
+
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -125,4 +127,33 @@ TEST_CASE("after fork the forking thread's old slot is not given back twice", "[
     holder.join();  // its exit must not free the slot it no longer owns
     CHECK(fresh == c.load());
     CHECK(slots.claim() != c.load());
+}
+
+TEST_CASE("timed, a thread in its share of a region with no interval open is measured by its CPU clock", "[slots]") {
+    // NPB EP: its threads entered one long region of static loops before timing came on, and
+    // no hook opens an interval there. Its CPU time must count, not read as idle.
+    static ThreadSlots<4> slots;
+    SlotSampler sampler;
+    std::atomic<int> stage{0};
+    std::thread worker([&] {
+        t_slot = slots.claim(&t_slot);
+        t_slot->engaged.store(1);  // in its share (region_started), untimed: busy_since stays 0
+        stage.store(1);
+        timespec start{}, now{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+        do {
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+        } while ((now.tv_sec - start.tv_sec) * 1'000'000'000L + (now.tv_nsec - start.tv_nsec) < 50'000'000L);
+        stage.store(2);
+        while (stage.load() != 3) std::this_thread::yield();
+    });
+    while (stage.load() != 1) std::this_thread::yield();
+    sampler.sample(slots, 0, /*timed=*/true);  // the baseline
+    while (stage.load() != 2) std::this_thread::yield();
+    std::uint64_t engaged_ns = sampler.sample(slots, 0, /*timed=*/true).busy_ns;
+    CHECK(engaged_ns >= 40'000'000);  // at least most of the 50 ms of CPU it spun
+    slots[0].engaged.store(0);         // at a barrier: not in its share, its clock is not work
+    CHECK(sampler.sample(slots, 0, /*timed=*/true).busy_ns < 10'000'000);
+    stage.store(3);
+    worker.join();
 }
