@@ -7,7 +7,9 @@ or after a change to the summary's format.
 
 SCENARIO and the options must be the ones the run used (they name the jobs and configurations).
 A scenario that calibrates its arrivals (P1 at T/2) needs --T, the T its run printed in summary.md
-(it is not in raw.csv)."""
+(it is not in raw.csv). The per-repetition columns read every repetition's traces: run.py keeps
+them only with --keep-traces (bench.replot's fixture, 2026-11-24e-yield-dev2core, has them all);
+without them those columns come from the repetitions whose traces are there."""
 import argparse
 import csv
 import os
