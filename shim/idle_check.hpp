@@ -1,7 +1,7 @@
 // Do the processors no job holds make this job any faster?
 //
 // APSHIM_USE_IDLE lets a job's threads also run on the table's processors that no job holds, so
-// that they are never left idle (a job alone, a serial co-runner). That helps a job whose threads
+// that they are not left idle (a job alone, a serial co-runner). That helps a job whose threads
 // compute, and can hurt one whose threads mostly hand work to each other: spread over more CPUs,
 // each of the thousands of hand-overs a second wakes a thread on another CPU (an inter-processor
 // interrupt, an idle CPU waking up) where one CPU would switch threads in place. Debian's
