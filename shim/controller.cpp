@@ -652,6 +652,10 @@ void Controller::after_fork_child() noexcept {
         impl_->slot = -1;
         impl_->lent = false;
         impl_->trace.abandon();
+        // A job of its own: its own measurements of what confinement and idle processors do to
+        // it (the parent's windows and holds ran on the parent's threads).
+        impl_->check = ConfineCheck{};
+        impl_->idle_check = IdleCheck{};
     }
 }
 
