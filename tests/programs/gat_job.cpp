@@ -38,14 +38,17 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "gat_job: %s\n", err.c_str());
         return 1;
     }
+    // Before joining: a test that sees the join's effect may send SIGTERM at once, and before the
+    // handler the default action killed us without leaving, so our row stayed until a scan found
+    // the dead pid (omp.clang.follow, once under ASan: the job kept one CPU for 8 s).
+    struct sigaction sa {};
+    sa.sa_handler = &on_term;
+    sigaction(SIGTERM, &sa, nullptr);  // no SA_RESTART: the nap ends at once
     int slot = t->join(desire, o.eta, err);
     if (slot < 0) {
         std::fprintf(stderr, "gat_job: %s\n", err.c_str());
         return 1;
     }
-    struct sigaction sa {};
-    sa.sa_handler = &on_term;
-    sigaction(SIGTERM, &sa, nullptr);  // no SA_RESTART: the nap ends at once
     int allot = 0;
     const long cycle_ns = std::min(std::lround(t->est_cycle_ms() * 1e6), 250000000l);
     timespec start, now;
