@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "adapters/common/clock.hpp"
@@ -34,6 +35,10 @@ struct Controller::Impl {
     gat::ProcSet procs;  // the table processors the job holds (its allotment's; confine.hpp)
     gat::ProcSet idle;   // the table processors no job holds (APSHIM_USE_IDLE: usable too)
     std::uint64_t last_busy[kMaxAdapters] = {};  // per adapters_ slot, the last cycle's busy time (the split)
+    // The split in force (split_allotment): its shares in the order of the adapters present, how
+    // many there were, and the allotment split.
+    int split[kMaxAdapters] = {};
+    int split_n = 0, split_total = 0;
     pid_t tid = 0;       // the controller thread's own: it is not confined
     // Whether confinement costs the job more than the CPUs it takes (confine_check.hpp), fed
     // each cycle with the job's progress marks and the process's CPU time (last_cpu_ns).
@@ -468,7 +473,11 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     HostIdentity host(host_name_);
     int share[kMaxAdapters];
     gat::ProcSet cpus = usable_procs(s.procs, s.idle, opts_.use_idle && s.idle_check.with_idle());
-    split_allotment(std::max(s.allotment, cpus.count()), busy, n, share);
+    int total = std::max(s.allotment, cpus.count());
+    split_allotment(total, busy, n, share, n == s.split_n && total == s.split_total ? s.split : nullptr);
+    std::copy(share, share + n, s.split);
+    s.split_n = n;
+    s.split_total = total;
     for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
     bool suspended = confine_now && s.check.suspends();  // its start, a probe, hand-over bound (confine_check.hpp)
     if (confine_now) confine::suspend(suspended);
@@ -591,7 +600,7 @@ void Controller::wake_to_reclaim() noexcept {
     if (gat::Table* t = cycling_table_.load(std::memory_order_acquire)) t->notify_change(cycling_slot_.load());
 }
 
-void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share) noexcept {
+void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share, const int* previous) noexcept {
     if (n <= 0) return;
     std::uint64_t total = 0;
     for (int i = 0; i < n; ++i) total += busy[i];
@@ -604,6 +613,8 @@ void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share
         share[i] = 1 + part;
         left -= part;
     }
+    if (previous && std::equal(share, share + n, previous, [](int a, int b) { return std::abs(a - b) <= 1; }))
+        std::copy(previous, previous + n, share);
 }
 
 void Controller::shutdown() noexcept {

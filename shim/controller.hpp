@@ -25,7 +25,13 @@ class Table;
 // task running an OpenMP loop), a worker of the outer runtime. So every runtime gets 1 for its
 // master plus a part of the other allotment - 1 threads in proportion to its measured busy
 // time (equal parts when nothing was measured). With one runtime, share = allotment.
-void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share) noexcept;
+// `previous`: the split in force for the same allotment and runtimes, or null. It is kept while no
+// runtime's share would move by more than one: two runtimes that read about as busy flipped a 4/5
+// split to 5/4 and back on noise, cycle after cycle (TBB running OpenMP loops at APSHIM_P=8), and
+// each flip raised one runtime at once while the other's threads were still inside their tasks, or
+// its teams still formed at their recent width (omp_state.hpp, RecentMax): the two together
+// then ran up to 12 threads at once in an allotment of 8 (mixed.gcc.one_allotment, 1 run in 4).
+void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share, const int* previous = nullptr) noexcept;
 
 class Controller {
 public:

@@ -314,3 +314,21 @@ TEST_CASE("the allotment is split between runtimes by measured busy time, one ma
     CHECK(share[0] == 1);  // allotment 1: each runtime keeps only its master
     CHECK(share[1] == 1);
 }
+
+TEST_CASE("a split in force is kept while no share would move by more than one", "[controller][split]") {
+    // TBB running OpenMP loops: both read about as busy, and the noise flips 4/5 to 5/4.
+    int share[2] = {};
+    int in_force[2] = {4, 5};
+    std::uint64_t noise[2] = {520, 480};
+    apshim::split_allotment(8, noise, 2, share, in_force);
+    CHECK(share[0] == 4);
+    CHECK(share[1] == 5);
+    apshim::split_allotment(8, noise, 2, share);  // without it: the new split
+    CHECK(share[0] == 5);
+    CHECK(share[1] == 4);
+    // A real change of demand moves it.
+    std::uint64_t skewed[2] = {800, 200};
+    apshim::split_allotment(8, skewed, 2, share, in_force);
+    CHECK(share[0] == 7);
+    CHECK(share[1] == 2);
+}
