@@ -47,7 +47,6 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
         if (now - since_ < kStartNs) return false;
-        probe_wall_ns_ = now - since_;
         start_confined(now);
         start_pending_ = true;
         return true;
@@ -78,7 +77,6 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
         if (now - since_ < kProbeNs) return false;
-        probe_wall_ns_ = now - since_;
         probe_after_ = std::min(probe_after_ * kGrowth, kMaxIntervalNs);
         return decide(now);
     case Phase::hold:
@@ -99,9 +97,7 @@ bool ConfineCheck::decide(std::uint64_t now) noexcept {
     double probe_rate = probe_.cpu_ns > 0 ? static_cast<double>(probe_.marks) / static_cast<double>(probe_.cpu_ns) : 0;
     last_ratio_ = confined_rate > 0 ? probe_rate / confined_rate : 0;
     bool busy = static_cast<double>(ref_.cpu_ns) >= kMinBusyShare * std::max(cpus_, 1) * static_cast<double>(ref_wall_ns_);
-    bool handing_over = probe_.marks >= kMinProbeMarks &&
-                        static_cast<double>(probe_.marks) >= kMinProbeMarksPerS * static_cast<double>(probe_wall_ns_) / 1e9;
-    if (handing_over && last_ratio_ > kRatio && busy) {
+    if (probe_.marks >= kMinProbeMarks && last_ratio_ > kRatio && busy) {
         phase_ = Phase::hold;
         since_ = now;
         first_hold_now_ = !held_before_;

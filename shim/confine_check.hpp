@@ -53,13 +53,6 @@ public:
     static constexpr std::uint64_t kMaxHoldNs = 32'000'000'000;
     static constexpr std::uint64_t kMinRefMarks = 4;
     static constexpr std::uint64_t kMinProbeMarks = 8;
-    // A job is hand-over bound only if its threads hand work over thousands of times a second: the
-    // unconfined window (start or probe) must show at least this many marks per wall second.
-    // Fewer marks compare phases, not placements: GraphicsMagick's blur (a few large regions a
-    // pass, then a burst of small ones) read 4 marks in 0.5 s confined and 10 in a 15 ms probe that
-    // met the burst, 40x "faster", and was left unconfined for a second at allotment 1 (1.25-1.31
-    // CPUs in 2 of 5 throttled runs). The idle check asks the same rate (64 marks in 30 ms).
-    static constexpr double kMinProbeMarksPerS = 2000;
     // The yardstick of issue #13: a throttled program may take at most 3x its one-thread time.
     static constexpr double kRatio = 3.0;
     // A job that kept less than this share of its confined CPUs busy is not short of CPU there,
@@ -106,8 +99,7 @@ private:
     std::uint64_t probe_after_ = kFirstProbeNs;
     std::uint64_t hold_ns_ = kFirstHoldNs;
     Window ref_, probe_, compared_ref_;
-    std::uint64_t ref_wall_ns_ = 0;    // how long the compared confined window lasted
-    std::uint64_t probe_wall_ns_ = 0;  // how long the unconfined window (start or probe) lasted
+    std::uint64_t ref_wall_ns_ = 0;  // how long the compared confined window lasted
     int cpus_ = 0;                   // the most CPUs the job was confined to in that window
     double last_ratio_ = 0;
     bool held_before_ = false;

@@ -343,7 +343,7 @@ void Controller::follow_quota(std::uint64_t now) noexcept {
 void Controller::cycle(std::uint64_t now) noexcept {
     Impl& s = *impl_;
     // 1. Measure.
-    std::uint64_t busy = 0, marks = 0;
+    std::uint64_t busy = 0, marks = 0, region_ends = 0;
     int usage = 0;
     bool timed = false, clocks = false, markable = false;
     Adapter* list[kMaxAdapters];
@@ -356,6 +356,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
         list[n++] = a;
         busy += smp.busy_ns;
         marks += smp.marks;
+        region_ends += smp.region_ends;
         markable = markable || a->marks_progress();
         usage += smp.usage;
         timed = timed || smp.measure == Sample::Measure::timed;
@@ -443,7 +444,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     }
     // The idle processors: only while they are there to use and nothing else decides the job's CPUs.
     bool idle_checking = a > 0 && opts_.use_idle && opts_.idle_check && opts_.confine && !confine::why_off();
-    s.idle_check.step(now, marks, idle_checking && s.idle.count() > 0 && markable && !s.check.suspends());
+    s.idle_check.step(now, marks + region_ends, idle_checking && s.idle.count() > 0 && markable && !s.check.suspends());
     if (s.idle_check.probe_ended())
         log(LogLevel::debug, "idle check: %.2fx the progress per second without the idle processors", s.idle_check.last_ratio());
     if (s.idle_check.first_decline_now())
@@ -453,7 +454,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
     if (s.trace.is_open())
         s.trace.write(TraceRow{(now - s.t0) / 1e6, publish, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
                                threads_running(), timed ? "timed" : clocks ? "clocks" : "none",
-                               ConfineCheck::name(s.check.phase()), marks, IdleCheck::name(s.idle_check.phase())});
+                               ConfineCheck::name(s.check.phase()), marks, IdleCheck::name(s.idle_check.phase()),
+                               region_ends});
 }
 
 // Mutex held. 4. Adjust usage: split the allotment among the runtimes by their measured demand

@@ -31,12 +31,15 @@ namespace apshim {
 //                    (found hand-over bound: not confined for now)
 //   marks            the job's progress marks in the cycle (Sample::marks: tasks made and run,
 //                    chunks fetched, ordered turns, barriers and taskwaits entered; counted by
-//                    the OpenMP hooks while timed, 0 otherwise): what the checks compare
+//                    the OpenMP hooks while timed, 0 otherwise): what the confinement check
+//                    compares; the idle check counts region_ends too
 //   idle_check       what the idle check (shim/idle_check.hpp) made of the cycle: "-" (nothing
 //                    checked: no idle processors, no marks, or a confinement check's start,
 //                    probe or hold), "idle" (the job uses the idle processors too), "probe"
 //                    (kept off them for a moment to compare), "declined" (they did not make it
 //                    faster: kept to its own processors for now)
+//   region_ends      libgomp threads' arrivals at their regions' end barriers in the cycle, counted
+//                    while timed (Sample::region_ends): progress for the idle check only
 struct TraceRow {
     double time_ms;
     int desire, allotment, usage;
@@ -48,6 +51,7 @@ struct TraceRow {
     const char* confine_check;
     std::uint64_t marks;
     const char* idle_check;
+    std::uint64_t region_ends;
 };
 
 // Threads of this process in state R (running or runnable), from /proc/self/task: for the trace

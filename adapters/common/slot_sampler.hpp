@@ -78,6 +78,9 @@ public:
         std::uint64_t marks = slots.total_marks();
         out.marks = marks >= prev_marks_ ? marks - prev_marks_ : 0;
         prev_marks_ = marks;
+        std::uint64_t ends = slots.total_region_ends();
+        out.region_ends = ends >= prev_ends_ ? ends - prev_ends_ : 0;
+        prev_ends_ = ends;
         out.busy_ns = static_cast<std::uint64_t>(busy);
         out.measure = timed ? Sample::Measure::timed : Sample::Measure::clocks;
         out.usage = std::max(1, limit > 0 ? std::min(working, limit) : working);
@@ -91,6 +94,7 @@ public:
         std::memset(prev_outer_, 0, sizeof prev_outer_);
         prev_events_ = 0;
         prev_marks_ = 0;
+        prev_ends_ = 0;
     }
 
 private:
@@ -114,6 +118,7 @@ private:
     std::uint64_t prev_outer_[kSlots] = {};
     std::uint64_t prev_events_ = 0;
     std::uint64_t prev_marks_ = 0;
+    std::uint64_t prev_ends_ = 0;
     TickRate rate_;
 };
 

@@ -176,6 +176,7 @@ public:
     }
     std::uint64_t total_events() noexcept { return total(&ThreadCounters::events); }
     std::uint64_t total_marks() noexcept { return total(&ThreadCounters::marks); }
+    std::uint64_t total_region_ends() noexcept { return total(&ThreadCounters::region_ends); }
 
 private:
     // One owner-written counter summed over all slots.

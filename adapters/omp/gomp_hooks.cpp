@@ -91,10 +91,11 @@ void run_region(void* p) {
         r.fn(r.data);
     }
     // The region's end barrier follows inside libgomp, out of reach: this is the thread's
-    // arrival there (gcc folds a single's barrier into it, as in `parallel` + `single`), and a
-    // progress mark as libomp's end barriers are (OMPT reports those): a program of many short
-    // static regions makes no other (tesseract's LSTM, shim/idle_check.hpp).
-    note_progress(g_gomp_state, t_state);
+    // arrival there (gcc folds a single's barrier into it, as in `parallel` + `single`), counted
+    // for the idle check: a program of many short static regions makes no other progress mark
+    // (tesseract's LSTM, shim/idle_check.hpp). Not a mark for the confinement check
+    // (adapters/common/busy.hpp, region_ends).
+    note_region_end(g_gomp_state, t_state);
     if (outermost) {
         Frame wait(g_gomp_state, t_state, /*wait=*/true);
         at_barrier(g_gomp_state, t_state);

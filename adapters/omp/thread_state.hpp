@@ -103,6 +103,11 @@ APSHIM_HOT inline void note_progress(const State& s, ThreadState& t) noexcept {
     if (s.timing.load(std::memory_order_relaxed)) count_mark(t.counters);
 }
 
+// A thread's arrival at its region's end barrier (libgomp), while timed: ThreadCounters::region_ends.
+APSHIM_HOT inline void note_region_end(const State& s, ThreadState& t) noexcept {
+    if (s.timing.load(std::memory_order_relaxed)) count_region_end(t.counters);
+}
+
 // An external thread's time inside the runtime (frames on its stack at all): its busy time in
 // untimed cycles. One timestamp per outermost entry, so per region, not per task.
 APSHIM_HOT inline void account_outer(ThreadState& t, int old_depth) noexcept {

@@ -1,0 +1,37 @@
+/* Phases, as GraphicsMagick's blur has them: a burst of tiny regions for BURST_MS (each thread's
+ * share a few microseconds: only the regions' ends happen at any rate), then ROUNDS large regions of
+ * static loops, ROUND_MS of work per thread each (a region end every ROUND_MS, nothing else the
+ * runtime could count). Built with gcc (libgomp) and clang (libomp); nothing in it knows the shim.
+ *   omp_phases BURST_MS ROUNDS ROUND_MS
+ * stdout: "omp_phases regions=<burst regions> checksum=<c>" (the checksum: the large regions' work,
+ * the same however long the burst took). */
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "spin.h"
+
+int main(int argc, char** argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: omp_phases BURST_MS ROUNDS ROUND_MS\n");
+        return 2;
+    }
+    double burst_s = atof(argv[1]) / 1e3, round_us = atof(argv[3]) * 1e3;
+    int rounds = atoi(argv[2]);
+    enum { kItems = 8 };
+    volatile uint64_t sink = 0;
+    long regions = 0;
+    for (double end = now() + burst_s; now() < end; ++regions) {
+#pragma omp parallel for schedule(static)
+        for (int i = 0; i < 2; ++i) sink += spin_us((uint64_t)i, 5);
+    }
+    unsigned long long checksum = 0;
+    for (int r = 0; r < rounds; ++r) {
+        /* Each thread of a team of two gets kItems / 2 items: ROUND_MS of work. */
+#pragma omp parallel for schedule(static) reduction(+ : checksum)
+        for (int i = 0; i < kItems; ++i) checksum += spin_us((uint64_t)(r * kItems + i), round_us * 2 / kItems);
+    }
+    printf("omp_phases regions=%ld checksum=%llu\n", regions, checksum);
+    return 0;
+}

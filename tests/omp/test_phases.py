@@ -1,0 +1,42 @@
+"""A job whose only quick progress is a burst of region ends is not hand-over bound
+(shim/confine_check.hpp, adapters/common/busy.hpp: region_ends). GraphicsMagick's blur, throttled to
+allotment 1, was left unconfined for a second at a time (1.25-1.31 CPUs in 2 of 5 runs of
+real.gm_blur): libgomp's region ends counted as progress marks, its few large regions made 4 in
+0.5 s confined, and a probe that met a burst of small regions between passes read 40x as many per
+CPU-second. omp_phases makes that shape on purpose: a 60 ms burst of tiny regions (inside the
+job's 100 ms unconfined start), then large regions of static loops (a region end every 20 ms). Throttled beside a stand-in
+co-runner it must stay confined (no `handover` rows, nothing said on stderr) while the region
+ends are still counted (the idle check's progress: trace column region_ends); same answer as
+natively. With region ends as marks (0582897) the start read about 1000x as far as the first 50 ms confined."""
+import sys
+
+from apshim_test import Check, CoRunner, Shim
+
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("omp.phases")
+
+
+def checksum(out):
+    words = dict(w.split("=") for w in out.split()[1:])
+    return words.get("checksum")
+
+
+args = [prog, "60", "25", "20"]
+native = shim.run(args, shim.env(preload=False), timeout=60)
+check.expect(native.returncode == 0 and checksum(native.stdout), f"runs natively ({native.returncode}: {native.stdout.strip()})")
+env = shim.env(P=2, gat=shim.path("throttled"), trace=shim.path("trace-%p.csv"))
+with CoRunner(shim, env, 2):
+    r = shim.run(args, env, timeout=60)
+check.expect(r.returncode == 0 and checksum(r.stdout) == checksum(native.stdout),
+             f"throttled: the native answer ({r.stdout.strip()} vs {native.stdout.strip()})")
+rows = shim.trace_rows("trace-")
+phases = []
+for row in rows:
+    if not phases or phases[-1] != row["confine_check"]:
+        phases.append(row["confine_check"])
+check.expect(rows and "handover" not in phases, f"throttled: never left unconfined as hand-over bound (phases in order {phases[:8]})")
+check.expect("hand work" not in r.stderr, f"throttled: nothing said about hand-overs ({r.stderr.strip()[:200]})")
+ends = sum(row["region_ends"] for row in rows)
+check.expect(ends > 100, f"throttled: the region ends were counted ({ends}; the idle check's progress)")
+check.done()
