@@ -7,7 +7,7 @@ CPU-second. omp_phases makes that shape on purpose: a 60 ms burst of tiny region
 job's 100 ms unconfined start), then large regions of static loops (a region end every 20 ms). Throttled beside a stand-in
 co-runner it must stay confined (no `handover` rows, nothing said on stderr) while the region
 ends are still counted (the idle check's progress: trace column region_ends); same answer as
-natively. With region ends as marks (0582897) the start read about 1000x as far as the first 50 ms confined."""
+natively, there, alone and at APSHIM_P=8. With region ends as marks (0582897) the start read about 1000x as far as the first 50 ms confined."""
 import sys
 
 from apshim_test import Check, CoRunner, Shim
@@ -39,4 +39,9 @@ check.expect(rows and "handover" not in phases, f"throttled: never left unconfin
 check.expect("hand work" not in r.stderr, f"throttled: nothing said about hand-overs ({r.stderr.strip()[:200]})")
 ends = sum(row["region_ends"] for row in rows)
 check.expect(ends > 100, f"throttled: the region ends were counted ({ends}; the idle check's progress)")
+# The other modes: alone, and with APSHIM_P above the cores.
+for tag, extra in (("alone", {}), ("P=8", {"P": 8})):
+    m = shim.run(args, shim.env(gat=shim.path(f"gat-{tag}"), **extra), timeout=60)
+    check.expect(m.returncode == 0 and checksum(m.stdout) == checksum(native.stdout),
+                 f"{tag}: the native answer ({m.stdout.strip()})")
 check.done()
