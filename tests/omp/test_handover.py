@@ -11,7 +11,7 @@ the flush instead (kmp_hooks.cpp), so confinement costs them little: only the an
 there. Same answer as natively in every run."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim
+from apshim_test import Check, CoRunner, Shim, phases_in_order
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -51,10 +51,7 @@ if gcc:
         rs = shim.run(start_args, env_s, timeout=90)
     check.expect(rs.returncode == 0 and parse(rs.stdout)[0] == parse(native_s.stdout)[0],
                  f"throttled, no warm-up: the native answer ({rs.stdout.strip()})")
-    order = []
-    for row in shim.trace_rows("trace-start-"):
-        if not order or order[-1] != row["confine_check"]:
-            order.append(row["confine_check"])
+    order = phases_in_order(shim.trace_rows("trace-start-"))
     check.expect(order[:3] == ["start", "confined", "handover"],
                  f"throttled, no warm-up: found by its start, unprobed (trace phases in order {order[:6]})")
 

@@ -7,10 +7,10 @@ CPU-second. omp_phases makes that shape on purpose: a 60 ms burst of tiny region
 job's 100 ms unconfined start), then large regions of static loops (a region end every 20 ms). Throttled beside a stand-in
 co-runner it must stay confined (no `handover` rows, nothing said on stderr) while the region
 ends are still counted (the idle check's progress: trace column region_ends); same answer as
-natively, there, alone and at APSHIM_P=8. With region ends as marks (0582897) the start read about 1000x as far as the first 50 ms confined."""
+natively, there, alone and at APSHIM_P=8. With region ends as marks (da7e025) the start read about 1000x as far as the first 50 ms confined."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim
+from apshim_test import Check, CoRunner, Shim, phases_in_order
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -31,10 +31,7 @@ with CoRunner(shim, env, 2):
 check.expect(r.returncode == 0 and checksum(r.stdout) == checksum(native.stdout),
              f"throttled: the native answer ({r.stdout.strip()} vs {native.stdout.strip()})")
 rows = shim.trace_rows("trace-")
-phases = []
-for row in rows:
-    if not phases or phases[-1] != row["confine_check"]:
-        phases.append(row["confine_check"])
+phases = phases_in_order(rows)
 check.expect(rows and "handover" not in phases, f"throttled: never left unconfined as hand-over bound (phases in order {phases[:8]})")
 check.expect("hand work" not in r.stderr, f"throttled: nothing said about hand-overs ({r.stderr.strip()[:200]})")
 ends = sum(row["region_ends"] for row in rows)

@@ -84,6 +84,15 @@ class Shim:
         return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def phases_in_order(rows, column="confine_check"):
+    """The successive values of a trace column, repeats collapsed: ["start", "confined", "handover", ...]."""
+    order = []
+    for row in rows:
+        if not order or order[-1] != row[column]:
+            order.append(row[column])
+    return order
+
+
 def read_trace(path):
     """APSHIM_TRACE rows as dicts of floats/ints: time_ms, desire, allotment, usage, inefficiency, busy,
     cpus, threads_running, marks; measure, confine_check and idle_check stay strings."""
