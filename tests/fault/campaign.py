@@ -35,7 +35,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from apshim_test import Shim, sanitizer_preloaded  # noqa: E402
+from apshim_test import Shim, keep_files, sanitizer_preloaded  # noqa: E402
 
 
 def fault_checksum(rounds, items):
@@ -399,6 +399,8 @@ def main():
             f.write(line + "\n")
     bad = counts["violations"] + counts["wrong"] + counts["hangs"]
     print(f"campaign: {0 if bad else 1} passed, {1 if bad else 0} failed")
+    if bad:
+        keep_files()
     return 1 if bad else 0
 
 

@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "gat/layout.hpp"
@@ -24,13 +26,21 @@ namespace gat = apshim::gat;
 
 namespace {
 
-std::string g_path;
+std::string g_dir, g_path;
 std::vector<unsigned char> g_valid;  // a freshly created table image
+
+// At a normal exit (the runs done): the directory goes, table and all. A crash keeps it.
+void remove_dir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(g_dir, ignored);
+}
 
 void init() {
     char dir[] = "/tmp/apshim-fuzz-XXXXXX";
     if (!mkdtemp(dir)) std::abort();
-    g_path = std::string(dir) + "/gat";
+    g_dir = dir;
+    std::atexit(remove_dir);
+    g_path = g_dir + "/gat";
     std::string err;
     {
         auto t = gat::Table::open(g_path + ".seed", {8, 5000}, err);

@@ -162,11 +162,7 @@ class RealProgram:
 
     def done(self):
         """Exits: 1 if a check failed (the test's directory, with inputs, outputs and traces, is
-        kept), else SKIP if the throttled check could not judge, else 0."""
-        if not self.check.failures:
-            shutil.rmtree(self.shim.tmp, ignore_errors=True)  # tens of MB of images and reads
-        else:
-            print(f"inputs, outputs and traces kept in {self.shim.tmp}", flush=True)
+        kept: apshim_test), else SKIP if the throttled check could not judge, else 0."""
         if self.inconclusive and not self.check.failures:
             print(f"{self.check.name}: every other check passed; the machine was too busy to judge throttling: "
                   "skipped", flush=True)

@@ -8,7 +8,11 @@ Sanitizer builds (tests/README-sanitizers.md): a sanitized libapshim.so needs it
 runtime ahead of everything else in the process, so scripts/test.sh sets TEST_PRELOAD_FIRST
 (gcc's libasan.so or libtsan.so; not an APSHIM_* name, which the shim would call unknown).
 Shim.preload is then "<runtime> <shim>", the LD_PRELOAD every test should use (Shim.env() does).
+
+Each Shim's private directory (tables, traces) is removed when the test exits, unless a Check
+failed or an exception ended the test: then it stays, and the test says where.
 """
+import atexit
 import csv
 import glob
 import json
@@ -26,6 +30,33 @@ def sanitizer_preloaded(name):
     return f"lib{name}" in os.path.basename(os.environ.get("TEST_PRELOAD_FIRST", ""))
 
 
+# Private directories of this test's Shims, removed at exit unless _keep_files (a failure) is set.
+_made_dirs = []
+_keep_files = False
+
+
+def keep_files():
+    global _keep_files
+    if not _keep_files and _made_dirs:
+        print("files kept for the failure: " + " ".join(_made_dirs), flush=True)
+    _keep_files = True
+
+
+def _remove_made_dirs():
+    if not _keep_files:
+        for d in _made_dirs:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _excepthook(kind, value, tb, _prior=sys.excepthook):
+    keep_files()
+    _prior(kind, value, tb)
+
+
+atexit.register(_remove_made_dirs)
+sys.excepthook = _excepthook
+
+
 class Shim:
     def __init__(self, build_dir):
         self.build_dir = os.path.abspath(build_dir)
@@ -35,6 +66,7 @@ class Shim:
             if not os.path.exists(path):
                 raise FileNotFoundError(f"{path} not built")
         self.tmp = tempfile.mkdtemp(prefix="apshim-test-")
+        _made_dirs.append(self.tmp)
         # What LD_PRELOAD must hold to load the shim (a sanitizer's runtime first, if any).
         self.preload = " ".join(filter(None, [os.environ.get("TEST_PRELOAD_FIRST"), self.lib]))
 
@@ -339,6 +371,7 @@ class Check:
     def done(self):
         if self.failures:
             print(f"{self.name}: {len(self.failures)} failed", flush=True)
+            keep_files()
             sys.exit(1)
         print(f"{self.name}: all passed", flush=True)
         sys.exit(0)

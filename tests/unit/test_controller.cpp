@@ -18,6 +18,7 @@
 #include "adapters/common/clock.hpp"
 #include "gat/table.hpp"
 #include "shim/controller.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 namespace {
 
@@ -58,9 +59,7 @@ private:
 };
 
 std::string temp_gat() {
-    char tmpl[] = "/tmp/apshim-ctl-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    return std::string(tmpl) + "/gat";
+    return apshim_test::temp_dir("apshim-ctl-") + "/gat";
 }
 
 apshim::Options options_for(const std::string& gat, int P) {

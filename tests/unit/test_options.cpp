@@ -12,6 +12,7 @@
 #include "gat/layout.hpp"
 #include "shim/estimators/estimator.hpp"
 #include "shim/options.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 namespace {
 std::vector<std::string> g_lines;
@@ -85,9 +86,7 @@ namespace {
 struct FakeCgroups {
     std::string root;
     FakeCgroups() {
-        char tmpl[] = "/tmp/apshim-cgroup-XXXXXX";
-        REQUIRE(mkdtemp(tmpl) != nullptr);
-        root = tmpl;
+        root = apshim_test::temp_dir("apshim-cgroup-");
     }
     void write(const std::string& rel, const std::string& content) {
         std::string path = root + "/" + rel;

@@ -22,6 +22,7 @@
 #include "gat/dp.hpp"
 #include "gat/proc.hpp"
 #include "gat/table.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 using apshim::gat::CreateParams;
 using apshim::gat::Table;
@@ -48,11 +49,7 @@ std::uint64_t raw_monotonic_ns() {
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-std::string temp_dir() {
-    char tmpl[] = "/tmp/apshim-unit-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    return tmpl;
-}
+std::string temp_dir() { return apshim_test::temp_dir("apshim-unit-"); }
 
 std::unique_ptr<Table> open_ok(const std::string& path, int P = 8) {
     std::string err;
