@@ -38,7 +38,7 @@ struct Sample {
     // the job makes per CPU-second tells the controller whether confinement slows its hand-overs
     // (shim/confine_check.hpp).
     std::uint64_t marks = 0;
-    // libgomp's region ends (threads' arrivals at the end barrier) since the previous sample, counted
+    // OpenMP region ends (threads' arrivals at a region's end barrier) since the previous sample, counted
     // while timed: more progress for the idle check only (adapters/common/busy.hpp, region_ends).
     std::uint64_t region_ends = 0;
 };

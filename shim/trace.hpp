@@ -38,7 +38,7 @@ namespace apshim {
 //                    probe or hold), "idle" (the job uses the idle processors too), "probe"
 //                    (kept off them for a moment to compare), "declined" (they did not make it
 //                    faster: kept to its own processors for now)
-//   region_ends      libgomp threads' arrivals at their regions' end barriers in the cycle, counted
+//   region_ends      OpenMP threads' arrivals at their regions' end barriers in the cycle, counted
 //                    while timed (Sample::region_ends): progress for the idle check only
 struct TraceRow {
     double time_ms;

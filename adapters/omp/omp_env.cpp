@@ -32,6 +32,9 @@ constexpr SpinDefault kSpinDefaults[] = {{"KMP_BLOCKTIME", "1"}, {"GOMP_SPINCOUN
 
 // Set once omp_setup() ran: from then on the environment itself holds the defaults.
 std::atomic<bool> g_defaults_in_environ{false};
+// shim_kmp_blocktime(), decided once by omp_setup(): read at every outermost fork, where scanning
+// the environment would cost more than a short region.
+std::atomic<int> g_shim_kmp_blocktime{-1};
 
 const char* from_environ(const char* name) noexcept { return env_value(environ, name); }
 
@@ -62,6 +65,9 @@ __attribute__((constructor(110))) void omp_setup() {
     bool user_wait = host().env_chosen_by_user("OMP_WAIT_POLICY");
     if (!user_wait)
         for (const SpinDefault& d : kSpinDefaults) host().env_default(d.name, d.value);
+    if (!user_wait && !host().env_chosen_by_user("KMP_BLOCKTIME"))
+        for (const SpinDefault& d : kSpinDefaults)
+            if (std::strcmp(d.name, "KMP_BLOCKTIME") == 0) g_shim_kmp_blocktime.store(std::atoi(d.value));
     // libomp in its default "throughput" mode calls sched_yield after every task it runs from a
     // barrier or taskwait. Two threads of a team confined to one CPU then hand the CPU to each
     // other after every task: BOTS sort (untied tasks, which the shim cannot run at once) at
@@ -101,6 +107,8 @@ unsigned long long shim_gomp_spin_count() noexcept {
         if (std::strcmp(d.name, "GOMP_SPINCOUNT") == 0) return std::strtoull(d.value, nullptr, 10);
     return 0;
 }
+
+int shim_kmp_blocktime() noexcept { return g_shim_kmp_blocktime.load(std::memory_order_relaxed); }
 
 bool shrink_allowed_by_user() noexcept {
     return host().shrink_teams_opted_in() && !g_program_wants_exact.load(std::memory_order_relaxed);

@@ -142,6 +142,10 @@ struct OmpQueries {
 // (omp_set_dynamic(0) anywhere, OMP_DYNAMIC=false): then it relies on exact teams (omp_env.cpp).
 bool shrink_allowed_by_user() noexcept;
 
+// The shim's KMP_BLOCKTIME in milliseconds as libomp read it (omp_env.cpp), or -1 when the user
+// chose libomp's waiting (KMP_BLOCKTIME, OMP_WAIT_POLICY) or the shim is disabled.
+int shim_kmp_blocktime() noexcept;
+
 // Called by the hooks on every outermost fork: tells the shim the runtime is in use (again
 // after fork()) and counts the region.
 void note_fork(State& s, int team) noexcept;

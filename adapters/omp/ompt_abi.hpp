@@ -31,8 +31,12 @@ enum CallbackId : int {
     implicit_task = 7,
     sync_region_wait = 16
 };
-// ompt_sync_region_t: the barriers (1 and 2 are OpenMP 5.0's names, which libomp 14 still
-// reports), as opposed to taskwait (5), taskgroup (6) and reduction (7).
+// ompt_sync_region_t values the adapter tells apart. libomp 14 reports every implicit barrier,
+// a region's end and a worksharing loop's alike, as barrier_implicit (OpenMP 5.0's name); OpenMP
+// 5.1's runtimes name the two barrier_implicit_workshare and barrier_implicit_parallel.
+enum SyncKind : int { barrier_implicit = 2, barrier_implicit_workshare = 9, barrier_implicit_parallel = 10 };
+// The barriers (1 and 2 are OpenMP 5.0's names, which libomp 14 still reports), as opposed to
+// taskwait (5), taskgroup (6) and reduction (7).
 inline bool is_barrier(int sync_kind) noexcept {
     switch (sync_kind) {
     case 1: case 2: case 3: case 4: case 8: case 9: case 10: return true;

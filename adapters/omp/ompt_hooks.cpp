@@ -28,14 +28,16 @@ struct RegionReservation {
     int pending = 0;  // reserved at the fork, region not begun yet
     int owned = 0;    // reserved for the region now open
     int depth = 0;    // regions this thread encountered that are still open
+    const void* codeptr = nullptr;  // the outermost of them: its code address (ends_region)
 };
 __attribute__((tls_model("initial-exec"))) thread_local RegionReservation t_reservation;
 
-void on_parallel_begin(ompt::Data*, const void*, ompt::Data*, unsigned, int, const void*) {
+void on_parallel_begin(ompt::Data*, const void*, ompt::Data*, unsigned, int, const void* codeptr) {
     RegionReservation& r = t_reservation;
     if (r.depth++ == 0) {
         r.owned = r.pending;
         r.pending = 0;
+        r.codeptr = codeptr;
     }
 }
 
@@ -44,6 +46,7 @@ void on_parallel_end(ompt::Data*, ompt::Data*, int, const void*) {
     if (r.depth > 0 && --r.depth == 0) {
         release_team(g_kmp_state, r.owned);
         r.owned = 0;
+        r.codeptr = nullptr;
     }
 }
 
@@ -69,7 +72,19 @@ void on_implicit_task(int endpoint, ompt::Data* region, ompt::Data* task, unsign
     }
 }
 
-void on_sync_region_wait(int kind, int endpoint, ompt::Data*, ompt::Data* task, const void*) {
+// Whether a barrier beginning on this thread is its region's end (the team disbands) rather than
+// a worksharing construct's: a region end is progress for the idle check only (note_region_end),
+// as in libgomp, so that a burst of tiny regions does not read as a job handing work over
+// (GraphicsMagick's shape: tests/omp/omp_phases.c). libomp 14 gives both the same kind; it reports
+// its end-of-region (join) barrier with no code address on the team's workers and, on the thread
+// that forked, with the region's own (the one parallel_begin reported), and a loop's barrier with
+// the address of the loop's code. OpenMP 5.1's runtimes name the region's end outright.
+bool ends_region(int kind, const void* codeptr) noexcept {
+    if (kind == ompt::barrier_implicit_parallel) return true;
+    return kind == ompt::barrier_implicit && (codeptr == nullptr || codeptr == t_reservation.codeptr);
+}
+
+void on_sync_region_wait(int kind, int endpoint, ompt::Data*, ompt::Data* task, const void* codeptr) {
     State& s = g_kmp_state;
     ThreadState& t = t_state;
     drop_parts_not_of(s, t, task);  // `task` is the one waiting
@@ -80,7 +95,8 @@ void on_sync_region_wait(int kind, int endpoint, ompt::Data*, ompt::Data* task, 
     if (endpoint == ompt::scope_begin) {
         if (outermost_barrier) pop_frames_above(s, t, 1);
         push_frame(s, t, /*wait=*/true);
-        note_progress(s, t);
+        if (ends_region(kind, codeptr)) note_region_end(s, t);
+        else note_progress(s, t);
         if (outermost_barrier) at_barrier(s, t);
     } else if (endpoint == ompt::scope_end) {
         if (outermost_barrier) pop_frames_above(s, t, 2);

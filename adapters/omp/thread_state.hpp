@@ -103,7 +103,8 @@ APSHIM_HOT inline void note_progress(const State& s, ThreadState& t) noexcept {
     if (s.timing.load(std::memory_order_relaxed)) count_mark(t.counters);
 }
 
-// A thread's arrival at its region's end barrier (libgomp), while timed: ThreadCounters::region_ends.
+// A thread's arrival at its region's end barrier (libgomp's, and libomp's join barrier: ompt_hooks.cpp,
+// ends_region), while timed: ThreadCounters::region_ends.
 APSHIM_HOT inline void note_region_end(const State& s, ThreadState& t) noexcept {
     if (s.timing.load(std::memory_order_relaxed)) count_region_end(t.counters);
 }

@@ -1,7 +1,7 @@
 /* Phases, as GraphicsMagick's blur has them: a burst of tiny regions for BURST_MS (each thread's
  * share a few microseconds: only the regions' ends happen at any rate), then ROUNDS large regions of
  * static loops, ROUND_MS of work per thread each (a region end every ROUND_MS, nothing else the
- * runtime could count). Built with gcc (libgomp) only; nothing in it knows the shim.
+ * runtime could count). Nothing in it knows the shim.
  *   omp_phases BURST_MS ROUNDS ROUND_MS
  * stdout: "omp_phases regions=<burst regions> checksum=<c>" (the checksum: the large regions' work,
  * the same however long the burst took). */

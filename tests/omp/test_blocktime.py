@@ -1,0 +1,50 @@
+"""libomp's blocktime follows confinement (adapters/omp/kmp_hooks.cpp, follow_blocktime): 0 while
+the job's threads share fewer CPUs than they are (a worker spinning at a region's end kept the
+thread that forks the next region off the CPU: tiny regions throttled made 19 000 a second at the
+shim's 1 ms, 39 000 at 0), the shim's 1 ms otherwise, and left alone where the user or the
+program chose it. omp_blocktime's thread 1 reads the blocktime its team was forked with, region by
+region; the answer is the native one in every mode."""
+import sys
+
+from apshim_test import Check, CoRunner, Shim
+
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("omp.blocktime")
+
+
+def reading(out):
+    words = dict(w.split("=") for w in out.split()[1:])
+    return {k: int(v) for k, v in words.items()}
+
+
+def run(tag, env, args=(), corunner_s=None):
+    argv = [prog, "150", "10", *args]
+    if corunner_s is None:
+        r = shim.run(argv, env, timeout=90)
+    else:
+        with CoRunner(shim, env, 2, seconds=corunner_s):
+            r = shim.run(argv, env, timeout=90)
+    ok = r.returncode == 0 and "checksum=" in r.stdout
+    check.expect(ok, f"{tag}: runs ({r.returncode}: {r.stdout.strip()} {r.stderr.strip()[:200]})")
+    return reading(r.stdout) if ok else {}
+
+
+native = run("natively", shim.env(preload=False))
+alone = run("alone", shim.env(gat=shim.path("gat-alone")))
+check.expect(alone.get("zero") == 0 and alone.get("last") == 1,
+             f"alone: the shim's 1 ms throughout, never 0 ({alone})")
+# Throttled while the co-runner holds the table (1.2 s), then alone in it: 0, then 1 again.
+env = shim.env(P=2, gat=shim.path("throttled"))
+thr = run("throttled, then alone", env, corunner_s=1.2)
+check.expect(thr.get("zero", 0) > 0, f"throttled: the team waited with blocktime 0 while confined ({thr})")
+check.expect(thr.get("last") == 1, f"throttled: the shim's 1 ms again once the co-runner left ({thr})")
+user = run("throttled, KMP_BLOCKTIME=5", shim.env(P=2, gat=shim.path("user"), KMP_BLOCKTIME=5), corunner_s=60)
+check.expect(user.get("zero") == 0 and user.get("last") == 5, f"the user's KMP_BLOCKTIME is kept ({user})")
+own = run("throttled, the program sets 7", shim.env(P=2, gat=shim.path("own")), ("7",), corunner_s=60)
+check.expect(own.get("zero") == 0 and own.get("first") == 7 and own.get("last") == 7,
+             f"the program's own kmp_set_blocktime is kept ({own})")
+p8 = run("P=8", shim.env(P=8, gat=shim.path("p8")))
+for tag, m in (("alone", alone), ("throttled", thr), ("user's", user), ("program's own", own), ("P=8", p8)):
+    check.expect(m.get("checksum") == native.get("checksum"), f"{tag}: the native answer ({m.get('checksum')} vs {native.get('checksum')})")
+check.done()
