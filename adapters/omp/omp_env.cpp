@@ -30,6 +30,13 @@ struct SpinDefault {
 };
 constexpr SpinDefault kSpinDefaults[] = {{"KMP_BLOCKTIME", "1"}, {"GOMP_SPINCOUNT", "1000"}};
 
+// The shim's default for `name`, or null when it sets none.
+const char* spin_default(const char* name) noexcept {
+    for (const SpinDefault& d : kSpinDefaults)
+        if (std::strcmp(name, d.name) == 0) return d.value;
+    return nullptr;
+}
+
 // Set once omp_setup() ran: from then on the environment itself holds the defaults.
 std::atomic<bool> g_defaults_in_environ{false};
 // shim_kmp_blocktime(), decided once by omp_setup(): read at every outermost fork, where scanning
@@ -66,8 +73,7 @@ __attribute__((constructor(110))) void omp_setup() {
     if (!user_wait)
         for (const SpinDefault& d : kSpinDefaults) host().env_default(d.name, d.value);
     if (!user_wait && !host().env_chosen_by_user("KMP_BLOCKTIME"))
-        for (const SpinDefault& d : kSpinDefaults)
-            if (std::strcmp(d.name, "KMP_BLOCKTIME") == 0) g_shim_kmp_blocktime.store(std::atoi(d.value));
+        g_shim_kmp_blocktime.store(std::atoi(spin_default("KMP_BLOCKTIME")));
     // libomp in its default "throughput" mode calls sched_yield after every task it runs from a
     // barrier or taskwait. Two threads of a team confined to one CPU then hand the CPU to each
     // other after every task: BOTS sort (untied tasks, which the shim cannot run at once) at
@@ -103,9 +109,7 @@ APSHIM_RESOLVE_AT_LOAD(next_omp_set_dynamic)
 unsigned long long shim_gomp_spin_count() noexcept {
     if (!host().enabled() || host().env_chosen_by_user("OMP_WAIT_POLICY") || host().env_chosen_by_user("GOMP_SPINCOUNT"))
         return 0;
-    for (const SpinDefault& d : kSpinDefaults)
-        if (std::strcmp(d.name, "GOMP_SPINCOUNT") == 0) return std::strtoull(d.value, nullptr, 10);
-    return 0;
+    return std::strtoull(spin_default("GOMP_SPINCOUNT"), nullptr, 10);
 }
 
 int shim_kmp_blocktime() noexcept { return g_shim_kmp_blocktime.load(std::memory_order_relaxed); }
@@ -136,8 +140,7 @@ extern "C" __attribute__((visibility("default"))) char* getenv(const char* name)
     using namespace apshim::omp_adapter;
     if (const char* v = from_environ(name)) return const_cast<char*>(v);
     if (g_defaults_in_environ.load(std::memory_order_acquire)) return nullptr;
-    for (const SpinDefault& d : kSpinDefaults)
-        if (std::strcmp(name, d.name) == 0)
-            return from_environ("OMP_WAIT_POLICY") || disabled_by_environ() ? nullptr : const_cast<char*>(d.value);
+    if (const char* d = spin_default(name))
+        return from_environ("OMP_WAIT_POLICY") || disabled_by_environ() ? nullptr : const_cast<char*>(d);
     return nullptr;
 }

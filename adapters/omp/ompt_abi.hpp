@@ -33,8 +33,8 @@ enum CallbackId : int {
 };
 // ompt_sync_region_t values the adapter tells apart. libomp 14 reports every implicit barrier,
 // a region's end and a worksharing loop's alike, as barrier_implicit (OpenMP 5.0's name); OpenMP
-// 5.1's runtimes name the two barrier_implicit_workshare and barrier_implicit_parallel.
-enum SyncKind : int { barrier_implicit = 2, barrier_implicit_workshare = 9, barrier_implicit_parallel = 10 };
+// 5.1's runtimes name the region's end barrier_implicit_parallel (and a loop's, 9, _workshare).
+enum SyncKind : int { barrier_implicit = 2, barrier_implicit_parallel = 10 };
 // The barriers (1 and 2 are OpenMP 5.0's names, which libomp 14 still reports), as opposed to
 // taskwait (5), taskgroup (6) and reduction (7).
 inline bool is_barrier(int sync_kind) noexcept {
