@@ -15,7 +15,8 @@
 //  - __kmpc_omp_task_alloc / __kmpc_omp_task: at allotment 1, tasks made inside tasks run at once;
 //  - __kmpc_ordered, and every chunk fetch: a progress mark while timed (shim/confine_check.hpp);
 //  - kmp_set_blocktime(_): the program's own choice of waiting, which the shim then leaves alone
-//    (at an outermost fork, the shim sets the blocktime the team will wait with: follow_blocktime).
+//    (at an outermost fork and at barriers, the shim sets the blocktime the team waits with:
+//    follow_blocktime, follow_blocktime_at_barrier).
 // Measuring is the OMPT tool's job (ompt_hooks.cpp). No locks, no allocation, no logging here.
 #include <sched.h>
 #include <unistd.h>
@@ -111,19 +112,27 @@ static_assert(parkable_schedule(35 | (1 << 30)) && !parkable_schedule(65) && !pa
 // blocktime into its team's threads when it forks, so the forking thread sets it
 // (kmp_set_blocktime, a libomp extension that sets that thread's ICV) just before an outermost
 // fork, only when it changes; the team's waits in that region and until the next fork follow
-// it. A region already running keeps the blocktime it was forked with. Left alone where the user
-// chose the waiting (KMP_BLOCKTIME, OMP_WAIT_POLICY) or the program set a blocktime itself.
+// it. A region already running follows at its barriers (follow_blocktime_at_barrier). Left alone
+// where the user chose the waiting (KMP_BLOCKTIME, OMP_WAIT_POLICY) or the program set a blocktime
+// itself: the thread that set it keeps its value, and every other thread gets the shim's default
+// back at its next fork (kmp_set_blocktime sets only its caller's ICV, so a 0 the shim had set on
+// another root thread would otherwise stay for good).
 using SetBlocktime = void (*)(int);
 BesideFn<SetBlocktime, ForkCall> real_set_blocktime{next_fork_call, "kmp_set_blocktime"};
+BesideFn<IntFn, ForkCall> real_get_blocktime{next_fork_call, "kmp_get_blocktime"};
 APSHIM_RESOLVE_AT_LOAD(real_set_blocktime)
+APSHIM_RESOLVE_AT_LOAD(real_get_blocktime)
 std::atomic<bool> g_program_set_blocktime{false};
 // The blocktime this thread's ICV holds: -1 until the shim first set it (the shim's default).
 __attribute__((tls_model("initial-exec"))) thread_local int t_blocktime = -1;
+// This thread set its blocktime itself (kmp_set_blocktime): the shim never sets it again.
+__attribute__((tls_model("initial-exec"))) thread_local bool t_program_set_blocktime = false;
 
 void follow_blocktime() noexcept {
     int shim_default = shim_kmp_blocktime();
-    if (shim_default < 0 || g_program_set_blocktime.load(std::memory_order_relaxed)) return;
-    int want = apshim::host().confined() ? 0 : shim_default;
+    if (shim_default < 0 || t_program_set_blocktime) return;
+    bool program_chose = g_program_set_blocktime.load(std::memory_order_relaxed);
+    int want = !program_chose && apshim::host().confined() ? 0 : shim_default;
     if (want == (t_blocktime < 0 ? shim_default : t_blocktime)) return;
     if (auto set = real_set_blocktime.get()) {
         set(want);
@@ -132,6 +141,23 @@ void follow_blocktime() noexcept {
 }
 
 }  // namespace
+
+// libomp reads a waiting thread's blocktime at each barrier from that thread's own ICV, which the
+// fork copied from the forking thread and kmp_set_blocktime on the thread itself changes for the
+// rest of the region (libomp 14: __kmp_barrier copies it into th_team_bt_intervals after the
+// OMPT sync_region_wait callback that calls this). So a region forked before its job was confined
+// (NPB EP, CG and MG run their whole timed loop in one) follows confinement from its next barrier
+// on, each thread on its own. The ICV is per region (the next fork copies the forking thread's
+// again), so the value is asked of libomp rather than remembered: one call per barrier.
+void follow_blocktime_at_barrier() noexcept {
+    int shim_default = shim_kmp_blocktime();
+    if (shim_default < 0 || g_program_set_blocktime.load(std::memory_order_relaxed)) return;
+    int want = apshim::host().confined() ? 0 : shim_default;
+    auto get = real_get_blocktime.get();
+    auto set = real_set_blocktime.get();
+    if (get && set && get() != want) set(want);
+}
+
 }  // namespace apshim::omp_adapter
 
 using namespace apshim::omp_adapter;
@@ -139,6 +165,7 @@ using apshim::BesideFn;
 using apshim::NextFn;
 
 extern "C" __attribute__((visibility("default"))) void kmp_set_blocktime(int msec) {
+    t_program_set_blocktime = true;
     g_program_set_blocktime.store(true, std::memory_order_relaxed);
     if (auto set = real_set_blocktime.get()) set(msec);
 }
@@ -149,6 +176,7 @@ BesideFn<void (*)(int*), ForkCall> real_set_blocktime_fortran{next_fork_call, "k
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void kmp_set_blocktime_(int* msec) {
+    t_program_set_blocktime = true;
     g_program_set_blocktime.store(true, std::memory_order_relaxed);
     if (auto set = real_set_blocktime_fortran.get()) set(msec);
 }

@@ -146,6 +146,10 @@ bool shrink_allowed_by_user() noexcept;
 // chose libomp's waiting (KMP_BLOCKTIME, OMP_WAIT_POLICY) or the shim is disabled.
 int shim_kmp_blocktime() noexcept;
 
+// libomp, on a thread at a barrier of an outermost region (not its end): the blocktime of this
+// thread's wait follows confinement, as the forking thread's does at a fork (kmp_hooks.cpp).
+void follow_blocktime_at_barrier() noexcept;
+
 // Called by the hooks on every outermost fork: tells the shim the runtime is in use (again
 // after fork()) and counts the region.
 void note_fork(State& s, int team) noexcept;

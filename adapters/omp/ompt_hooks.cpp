@@ -3,7 +3,8 @@
 // thread's work/wait stack (thread_state.hpp), and task_create tells barrier parking about tasks:
 //   implicit_task     a thread's share of a region: work
 //   sync_region_wait  barrier, taskwait, taskgroup, reduction waits: wait; at a barrier, a thread
-//                     beyond what the allotment admits waits first (parking.hpp: at_barrier)
+//                     beyond what the allotment admits waits first (parking.hpp: at_barrier),
+//                     and the thread's blocktime follows confinement (kmp_hooks.cpp)
 //   task_create       an explicit task is made: the thread's region has tasks (barrier parking)
 //   task_schedule     an explicit task starts (work, pushed over whatever it runs inside) or
 //                     ends (popped). No parking here: the thread has dequeued the task, and a
@@ -13,6 +14,7 @@
 // No locks, no allocation, no logging here: the controller reports what went wrong.
 #include <cstdlib>
 
+#include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/ompt_abi.hpp"
 #include "adapters/omp/parking.hpp"
 #include "adapters/omp/thread_state.hpp"
@@ -95,8 +97,12 @@ void on_sync_region_wait(int kind, int endpoint, ompt::Data*, ompt::Data* task, 
     if (endpoint == ompt::scope_begin) {
         if (outermost_barrier) pop_frames_above(s, t, 1);
         push_frame(s, t, /*wait=*/true);
-        if (ends_region(kind, codeptr)) note_region_end(s, t);
-        else note_progress(s, t);
+        if (ends_region(kind, codeptr)) {
+            note_region_end(s, t);
+        } else {
+            note_progress(s, t);
+            if (outermost_barrier) follow_blocktime_at_barrier();
+        }
         if (outermost_barrier) at_barrier(s, t);
     } else if (endpoint == ompt::scope_end) {
         if (outermost_barrier) pop_frames_above(s, t, 2);

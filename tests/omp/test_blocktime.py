@@ -2,8 +2,9 @@
 the job's threads share fewer CPUs than they are (a worker spinning at a region's end kept the
 thread that forks the next region off the CPU: tiny regions throttled made 19 000 a second at the
 shim's 1 ms, 39 000 at 0), the shim's 1 ms otherwise, and left alone where the user or the
-program chose it. omp_blocktime's thread 1 reads the blocktime its team was forked with, region by
-region; the answer is the native one in every mode."""
+program chose it (a choice made on another thread gives this one the shim's default back).
+omp_blocktime's thread 1 reads the blocktime its team was forked with, region by region; the
+answer is the native one in every mode."""
 import sys
 
 from apshim_test import Check, CoRunner, Shim
@@ -44,7 +45,20 @@ check.expect(user.get("zero") == 0 and user.get("last") == 5, f"the user's KMP_B
 own = run("throttled, the program sets 7", shim.env(P=2, gat=shim.path("own")), ("7",), corunner_s=60)
 check.expect(own.get("zero") == 0 and own.get("first") == 7 and own.get("last") == 7,
              f"the program's own kmp_set_blocktime is kept ({own})")
+# Another thread of the program sets its own blocktime after round 75 (libomp: that thread's only):
+# the main thread's teams, which waited with the shim's 0 while confined, get the shim's 1 ms back
+# rather than keep that 0 for good.
+other = run("throttled, another thread sets 7", shim.env(P=2, gat=shim.path("other")), ("7@75",), corunner_s=60)
+check.expect(other.get("zero", 0) > 0 and other.get("last") == 1,
+             f"another thread's kmp_set_blocktime: 0 while confined before it, the shim's 1 ms after ({other})")
+# One region for the whole run, forked before the job was confined: its threads follow at the
+# barriers between its loops, 0 while confined and 1 ms again after.
+region = run("one region, throttled, then alone", shim.env(P=2, gat=shim.path("region")), ("region",),
+             corunner_s=1.2)
+check.expect(region.get("first") == 1 and region.get("zero", 0) > 0 and region.get("last") == 1,
+             f"one region: the shim's 1 ms at its fork, 0 while confined, 1 ms again after ({region})")
 p8 = run("P=8", shim.env(P=8, gat=shim.path("p8")))
-for tag, m in (("alone", alone), ("throttled", thr), ("user's", user), ("program's own", own), ("P=8", p8)):
+for tag, m in (("alone", alone), ("throttled", thr), ("user's", user), ("program's own", own),
+               ("another thread's", other), ("one region", region), ("P=8", p8)):
     check.expect(m.get("checksum") == native.get("checksum"), f"{tag}: the native answer ({m.get('checksum')} vs {native.get('checksum')})")
 check.done()
