@@ -34,7 +34,9 @@ struct Controller::Impl {
     int failed_updates = 0;
     gat::ProcSet procs;  // the table processors the job holds (its allotment's; confine.hpp)
     gat::ProcSet idle;   // the table processors no job holds (APSHIM_USE_IDLE: usable too)
-    std::uint64_t last_busy[kMaxAdapters] = {};  // per adapters_ slot, the last cycle's busy time (the split)
+    // Per adapters_ slot, the busy time per cycle that the split follows: a moving average over
+    // about kSplitCycles cycles (split_allotment says why), 0 before the slot's first sample.
+    std::uint64_t split_busy[kMaxAdapters] = {};
     // The split in force (split_allotment): its shares in the order of the adapters present, how
     // many there were, and the allotment split.
     int split[kMaxAdapters] = {};
@@ -352,7 +354,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
         Adapter* a = slot.load();
         if (!a) continue;
         Sample smp = a->sample();
-        s.last_busy[&slot - adapters_] = smp.busy_ns;
+        std::uint64_t& avg = s.split_busy[&slot - adapters_];
+        avg = avg == 0 ? smp.busy_ns : avg - avg / kSplitCycles + smp.busy_ns / kSplitCycles;
         list[n++] = a;
         busy += smp.busy_ns;
         marks += smp.marks;
@@ -470,7 +473,7 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     for (int i = 0; i < kMaxAdapters; ++i)
         if (Adapter* a = adapters_[i].load()) {
             list[n] = a;
-            busy[n++] = s.last_busy[i];
+            busy[n++] = s.split_busy[i];
         }
     HostIdentity host(host_name_);
     int share[kMaxAdapters];

@@ -31,6 +31,11 @@ class Table;
 // each flip raised one runtime at once while the other's threads were still inside their tasks, or
 // its teams still formed at their recent width (omp_state.hpp, RecentMax): the two together
 // then ran up to 12 threads at once in an allotment of 8 (mixed.gcc.one_allotment, 1 run in 4).
+// The busy times are each runtime's average over about kSplitCycles cycles, not the last cycle's:
+// in the same program the last cycle's ratio still swung between 1:2 and 1:1 with the phase of
+// each TBB round (a 3/6 split flipping to 5/4 and back every 5-400 ms), and TBB raised from 3 to 5
+// beside teams still 6 wide made 10 (1 run in 4 to 10 failed again, 2026-11-28).
+inline constexpr std::uint64_t kSplitCycles = 16;
 void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share, const int* previous = nullptr) noexcept;
 
 class Controller {
