@@ -21,6 +21,14 @@
 int kmp_get_blocktime(void);
 void kmp_set_blocktime(int msec);
 
+static int zero = 0, first = -1, last = -1;  /* thread 1's readings (see above) */
+
+static void note_reading(int seen) {
+    if (seen == 0) ++zero;
+    if (first < 0) first = seen;
+    last = seen;
+}
+
 static void* set_blocktime(void* msec) {
     kmp_set_blocktime(*(int*)msec);
     return NULL;
@@ -38,25 +46,18 @@ int main(int argc, char** argv) {
     const char* at = set >= 0 ? strchr(argv[3], '@') : NULL;
     int set_after = at ? atoi(at + 1) : -1;
     if (set >= 0 && !at) kmp_set_blocktime(set);
-    int zero = 0, first = -1, last = -1;
     unsigned long long checksum = 0;
     if (one_region) {
 #pragma omp parallel num_threads(2) reduction(+ : checksum)
         for (int r = 0; r < rounds; ++r) {
 #pragma omp for schedule(static)
             for (int i = 0; i < 2; ++i) {
-                if (omp_get_thread_num() == 1) {
-                    int seen = kmp_get_blocktime();
-                    if (seen == 0) ++zero;
-                    if (first < 0) first = seen;
-                    last = seen;
-                }
+                if (omp_get_thread_num() == 1) note_reading(kmp_get_blocktime());
                 checksum += spin_us((uint64_t)(r * 2 + i), round_us);
             }
         }
-        rounds = 0;
     }
-    for (int r = 0; r < rounds; ++r) {
+    for (int r = 0; !one_region && r < rounds; ++r) {
         int seen = -1;
 #pragma omp parallel for num_threads(2) schedule(static) reduction(+ : checksum)
         for (int i = 0; i < 2; ++i) {
@@ -67,9 +68,7 @@ int main(int argc, char** argv) {
             pthread_t other;
             if (pthread_create(&other, NULL, set_blocktime, &set) != 0 || pthread_join(other, NULL) != 0) return 1;
         }
-        if (seen == 0) ++zero;
-        if (first < 0) first = seen;
-        last = seen;
+        note_reading(seen);
     }
     printf("omp_blocktime zero=%d first=%d last=%d checksum=%llu\n", zero, first, last, checksum);
     return 0;
