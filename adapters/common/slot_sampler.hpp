@@ -43,7 +43,7 @@ public:
             std::uint64_t outer = outer_until(c, now);
             std::uint64_t outer_delta = outer >= prev_outer_[i] ? outer - prev_outer_[i] : 0;
             prev_outer_[i] = outer;
-            ThreadSlots<N>::forget_if_ended(c);  // claimed for a thread that ended before adopting it
+            slots.take_back_if_ended(c, prev_cpu_[i]);  // claimed for a thread that ended before adopting it
             bool clock_read = false;
             std::uint64_t cpu_delta = cpu_since_last(c, i, clock_read);
             double slot_ns = static_cast<double>(delta) * ns_per_tick;

@@ -41,6 +41,15 @@ public:
             c->exited_cpu_ns.store(c->exited_cpu_ns.load(std::memory_order_relaxed) + static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
                                        static_cast<std::uint64_t>(ts.tv_nsec),
                                    std::memory_order_release);
+        push(c);
+    }
+
+    // True once a thread found every slot taken (it runs unmeasured).
+    bool overflowed() const noexcept { return overflowed_.load(std::memory_order_relaxed); }
+
+protected:
+    // Puts `c`, owned by nobody now, on the free list.
+    void push(ThreadCounters* c) noexcept {
         std::uint64_t head = free_head_.load(std::memory_order_relaxed);
         for (;;) {
             c->next_free.store(static_cast<std::int32_t>(head & 0xffffffffu) - 1, std::memory_order_relaxed);
@@ -49,10 +58,6 @@ public:
         }
     }
 
-    // True once a thread found every slot taken (it runs unmeasured).
-    bool overflowed() const noexcept { return overflowed_.load(std::memory_order_relaxed); }
-
-protected:
     // Index of a free slot taken off the list, or -1.
     int pop(ThreadCounters* slots) noexcept {
         std::uint64_t head = free_head_.load(std::memory_order_acquire);
@@ -67,21 +72,25 @@ protected:
 
     // Makes the calling thread give `c` back when it exits (and clear *owner first).
     void release_at_exit(ThreadCounters* c, ThreadCounters** owner) noexcept {
-        int k = key_.load(std::memory_order_acquire);
-        if (k < 0) {
-            pthread_key_t created;
-            if (pthread_key_create(&created, &thread_exited) != 0) return;  // out of keys: never recycled
-            int expected = -1;
-            if (key_.compare_exchange_strong(expected, static_cast<int>(created), std::memory_order_acq_rel)) {
-                k = static_cast<int>(created);
-            } else {
-                pthread_key_delete(created);
-                k = expected;
-            }
-        }
+        int k = exit_key();
+        if (k < 0) return;  // out of keys: never given back
         c->owner.store(owner, std::memory_order_release);
         pthread_setspecific(static_cast<pthread_key_t>(k), owner);
     }
+
+    // The same for a slot that nobody owns yet, unless the controller is taking it back meanwhile
+    // (take_back_if_ended): false then, and the caller claims another.
+    bool take_ownership(ThreadCounters* c, ThreadCounters** owner) noexcept {
+        int k = exit_key();
+        if (k < 0) return false;
+        ThreadCounters** expected = nullptr;
+        if (!c->owner.compare_exchange_strong(expected, owner, std::memory_order_acq_rel)) return false;
+        pthread_setspecific(static_cast<pthread_key_t>(k), owner);
+        return true;
+    }
+
+    // The controller's mark on a slot it is taking back: an owner no thread can have.
+    static inline ThreadCounters* taking_back_ = nullptr;
 
     void reset_free_list() noexcept { free_head_.store(0); }
 
@@ -90,6 +99,18 @@ protected:
     }
 
 private:
+    // The thread-exit key, created on first use; -1 when the process is out of keys.
+    int exit_key() noexcept {
+        int k = key_.load(std::memory_order_acquire);
+        if (k >= 0) return k;
+        pthread_key_t created;
+        if (pthread_key_create(&created, &thread_exited) != 0) return -1;
+        int expected = -1;
+        if (key_.compare_exchange_strong(expected, static_cast<int>(created), std::memory_order_acq_rel)) return static_cast<int>(created);
+        pthread_key_delete(created);
+        return expected;
+    }
+
     // The key's destructor, on the exiting thread: `value` is that thread's pointer to its slot.
     // It is cleared first, so a hook running later in this thread's exit claims afresh instead
     // of writing into a slot another thread may own by then.
@@ -121,8 +142,8 @@ public:
     }
     // A slot for another thread of this process, known by its id and CPU clock (oneTBB's workers,
     // claimed by the thread that creates them: adapters/tbb/thread_hooks.cpp), with no owner
-    // until that thread adopts it (adopt, on its first event); null when all N are taken. Never
-    // given back: a thread that ends without adopting it leaves it (forget_if_ended).
+    // until that thread adopts it (adopt, on its first event); null when all N are taken. If the
+    // thread ends without adopting it, the controller takes it back (take_back_if_ended).
     ThreadCounters* claim_for(int tid, clockid_t clock) noexcept { return take(tid, clock); }
     // The slot of the live thread `tid` (claimed by it, or for it), or null.
     ThreadCounters* find(int tid) noexcept {
@@ -131,14 +152,25 @@ public:
         return nullptr;
     }
     // The calling thread takes over `c`, claimed for it by claim_for: given back when it exits.
-    void adopt(ThreadCounters* c, ThreadCounters** owner) noexcept { release_at_exit(c, owner); }
+    // False when the controller took it back first (the thread then claims another).
+    bool adopt(ThreadCounters* c, ThreadCounters** owner) noexcept { return take_ownership(c, owner); }
     // Controller: a slot claimed for a thread that ended before adopting it stops being read (its
-    // thread id may come back as another thread's). True when `c` was such a slot.
-    static bool forget_if_ended(ThreadCounters& c) noexcept {
+    // thread id may come back as another thread's) and goes back on the free list. oneTBB ends
+    // and recreates its workers whenever the last application thread leaves it: a program whose
+    // threads come and go created a worker per thread, most of them ended before their first
+    // event, and their slots were never given back (under TSan's timing, 1100 short-lived threads
+    // used up all 1024; tests/tbb/test_thread_churn.py). `counted_cpu_ns`: the slot's CPU total as
+    // the controller last counted it, kept as the earlier owners' total, so that the next owner's
+    // time is counted from there. True when `c` was such a slot.
+    bool take_back_if_ended(ThreadCounters& c, std::uint64_t counted_cpu_ns) noexcept {
         std::uint64_t ns;
         if (c.owner.load(std::memory_order_acquire) != nullptr || c.tid.load(std::memory_order_acquire) == 0 || read_owner_cpu(c, ns))
             return false;
+        ThreadCounters** expected = nullptr;
+        if (!c.owner.compare_exchange_strong(expected, &taking_back_, std::memory_order_acq_rel)) return false;  // adopted
         c.tid.store(0, std::memory_order_release);
+        c.exited_cpu_ns.store(counted_cpu_ns, std::memory_order_release);
+        push(&c);  // still marked, so that no adopt() can take it while it is free (take() clears it)
         return true;
     }
     int used() const noexcept {

@@ -65,9 +65,8 @@ __attribute__((noinline)) void attach(ThreadState& t, std::uint32_t gen) noexcep
         ClaimLock lock;
         // A slot with this thread's id and no owner was claimed for it by its creator (a worker).
         ThreadCounters* mine = state().slots.find(static_cast<int>(syscall(SYS_gettid)));
-        if (mine && mine->owner.load(std::memory_order_acquire) == nullptr) {
-            state().slots.adopt(mine, &t.counters);  // given back when this thread exits
-            t.counters = mine;
+        if (mine && mine->owner.load(std::memory_order_acquire) == nullptr && state().slots.adopt(mine, &t.counters)) {
+            t.counters = mine;  // given back when this thread exits
         } else {
             t.counters = state().slots.claim(&t.counters);  // given back when this thread exits
         }

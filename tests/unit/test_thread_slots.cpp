@@ -3,7 +3,10 @@
 // per-slot differences (SlotSampler) stay right and never go negative.
 #include <catch2/catch.hpp>
 
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <thread>
@@ -156,4 +159,75 @@ TEST_CASE("timed, a thread in its share of a region with no interval open is mea
     CHECK(sampler.sample(slots, 0, /*timed=*/true).busy_ns < 10'000'000);
     stage.store(3);
     worker.join();
+}
+
+namespace {
+
+// A thread created and ended without running a hook; its slot claimed for it the way oneTBB's
+// worker creation does (claim_for with its id and CPU clock, by the creating thread).
+ThreadCounters* claim_for_thread_that_ends(ThreadSlots<4>& slots) {
+    std::atomic<int> tid{0};
+    std::atomic<bool> claimed{false};
+    std::thread t([&] {
+        tid.store(static_cast<int>(syscall(SYS_gettid)));
+        while (!claimed.load()) std::this_thread::yield();
+    });
+    while (tid.load() == 0) std::this_thread::yield();
+    clockid_t clock;
+    REQUIRE(pthread_getcpuclockid(t.native_handle(), &clock) == 0);
+    ThreadCounters* c = slots.claim_for(tid.load(), clock);
+    claimed.store(true);
+    t.join();
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("a slot claimed for a thread that ends before adopting it is taken back", "[slots]") {
+    // oneTBB ends and recreates its workers whenever its last application thread leaves; most of
+    // them end before their first event. Their slots must not run out (tbb.thread_churn).
+    static ThreadSlots<4> slots;
+    SlotSampler sampler;
+    for (int i = 0; i < 20; ++i) {
+        ThreadCounters* c = claim_for_thread_that_ends(slots);
+        REQUIRE(c != nullptr);
+        sampler.sample(slots, 0, /*timed=*/false);  // the controller notices the thread is gone
+        CHECK(c->tid.load() == 0);
+        CHECK_FALSE(slots.adopt(c, &t_slot));  // free now: nobody adopts it
+    }
+    CHECK(slots.used() == 1);
+    CHECK_FALSE(slots.overflowed());
+    ThreadCounters* next = run_thread(slots, 1);
+    CHECK(next == &slots[0]);  // reused by the next thread, which gives it back in turn
+    CHECK(next->owner.load() == nullptr);
+}
+
+TEST_CASE("a slot claimed for a live thread is adopted, not taken back", "[slots]") {
+    static ThreadSlots<4> slots;
+    SlotSampler sampler;
+    std::atomic<int> tid{0};
+    std::atomic<ThreadCounters*> claimed{nullptr};
+    std::atomic<bool> adopted{false}, sampled{false};
+    std::thread t([&] {
+        tid.store(static_cast<int>(syscall(SYS_gettid)));
+        while (!sampled.load()) std::this_thread::yield();
+        if (slots.adopt(claimed.load(), &t_slot)) {
+            t_slot = claimed.load();
+            adopted.store(true);
+        }
+    });
+    while (tid.load() == 0) std::this_thread::yield();
+    clockid_t clock;
+    REQUIRE(pthread_getcpuclockid(t.native_handle(), &clock) == 0);
+    ThreadCounters* c = slots.claim_for(tid.load(), clock);
+    REQUIRE(c != nullptr);
+    claimed.store(c);
+    sampler.sample(slots, 0, /*timed=*/false);  // alive: its slot stays claimed for it
+    CHECK(c->tid.load() == tid.load());
+    sampled.store(true);
+    t.join();
+    CHECK(adopted.load());
+    CHECK(c->owner.load() == nullptr);  // given back at its exit
+    CHECK(run_thread(slots, 1) == c);
+    CHECK(slots.used() == 1);
 }
