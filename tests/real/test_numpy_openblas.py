@@ -10,7 +10,7 @@ from realprog import RealProgram, build_dir, require
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 PYTHON = "/usr/bin/python3"
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "numpy_work.py")
-ARGS = ["2800", "6", "4000000"]
+ARGS = ["2000", "6", "4000000"]
 
 
 def output_of(tag, m):
