@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -191,7 +192,14 @@ TEST_CASE("a slot claimed for a thread that ends before adopting it is taken bac
     for (int i = 0; i < 20; ++i) {
         ThreadCounters* c = claim_for_thread_that_ends(slots);
         REQUIRE(c != nullptr);
-        sampler.sample(slots, 0, /*timed=*/false);  // the controller notices the thread is gone
+        // The controller notices the thread is gone. join() returns when the thread has cleared
+        // its id, which the kernel does a moment before the thread's clock stops reading: cycles
+        // go on until then (one failed look in a CI run).
+        sampler.sample(slots, 0, /*timed=*/false);
+        for (int k = 0; k < 1000 && c->tid.load() != 0; ++k) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            sampler.sample(slots, 0, /*timed=*/false);
+        }
         CHECK(c->tid.load() == 0);
         CHECK_FALSE(slots.adopt(c, &t_slot));  // free now: nobody adopts it
     }
