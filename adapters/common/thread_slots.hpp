@@ -44,6 +44,19 @@ public:
         push(c);
     }
 
+    // The calling thread takes over `c`, claimed for it by ThreadSlots::claim_for: given back when
+    // it exits. False when the controller took it back first (take_back_if_ended; it is marked
+    // owned until claimed again), or the process is out of thread keys: the thread then claims
+    // another.
+    bool adopt(ThreadCounters* c, ThreadCounters** owner) noexcept {
+        int k = exit_key();
+        if (k < 0) return false;
+        ThreadCounters** expected = nullptr;
+        if (!c->owner.compare_exchange_strong(expected, owner, std::memory_order_acq_rel)) return false;
+        pthread_setspecific(static_cast<pthread_key_t>(k), owner);
+        return true;
+    }
+
     // True once a thread found every slot taken (it runs unmeasured).
     bool overflowed() const noexcept { return overflowed_.load(std::memory_order_relaxed); }
 
@@ -76,17 +89,6 @@ protected:
         if (k < 0) return;  // out of keys: never given back
         c->owner.store(owner, std::memory_order_release);
         pthread_setspecific(static_cast<pthread_key_t>(k), owner);
-    }
-
-    // The same for a slot that nobody owns yet, unless the controller is taking it back meanwhile
-    // (take_back_if_ended): false then, and the caller claims another.
-    bool take_ownership(ThreadCounters* c, ThreadCounters** owner) noexcept {
-        int k = exit_key();
-        if (k < 0) return false;
-        ThreadCounters** expected = nullptr;
-        if (!c->owner.compare_exchange_strong(expected, owner, std::memory_order_acq_rel)) return false;
-        pthread_setspecific(static_cast<pthread_key_t>(k), owner);
-        return true;
     }
 
     // The controller's mark on a slot it is taking back: an owner no thread can have.
@@ -151,9 +153,6 @@ public:
             if (slots_[i].tid.load(std::memory_order_acquire) == tid) return &slots_[i];
         return nullptr;
     }
-    // The calling thread takes over `c`, claimed for it by claim_for: given back when it exits.
-    // False when the controller took it back first (the thread then claims another).
-    bool adopt(ThreadCounters* c, ThreadCounters** owner) noexcept { return take_ownership(c, owner); }
     // Controller: a slot claimed for a thread that ended before adopting it stops being read (its
     // thread id may come back as another thread's) and goes back on the free list. oneTBB ends
     // and recreates its workers whenever the last application thread leaves it: a program whose

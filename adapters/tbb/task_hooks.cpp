@@ -63,9 +63,10 @@ __attribute__((noinline)) void attach(ThreadState& t, std::uint32_t gen) noexcep
     note_used();
     {
         ClaimLock lock;
-        // A slot with this thread's id and no owner was claimed for it by its creator (a worker).
+        // A slot with this thread's id and no owner was claimed for it by its creator (a worker):
+        // adopt() takes it only if nobody owns it.
         ThreadCounters* mine = state().slots.find(static_cast<int>(syscall(SYS_gettid)));
-        if (mine && mine->owner.load(std::memory_order_acquire) == nullptr && state().slots.adopt(mine, &t.counters)) {
+        if (mine && state().slots.adopt(mine, &t.counters)) {
             t.counters = mine;  // given back when this thread exits
         } else {
             t.counters = state().slots.claim(&t.counters);  // given back when this thread exits

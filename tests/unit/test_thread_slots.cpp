@@ -164,8 +164,16 @@ TEST_CASE("timed, a thread in its share of a region with no interval open is mea
 
 namespace {
 
-// A thread created and ended without running a hook; its slot claimed for it the way oneTBB's
-// worker creation does (claim_for with its id and CPU clock, by the creating thread).
+// A slot claimed for thread `t`, once it has published its id in `tid`, the way oneTBB's worker
+// creation does (claim_for with its id and CPU clock, by the creating thread).
+ThreadCounters* claim_for(ThreadSlots<4>& slots, std::thread& t, const std::atomic<int>& tid) {
+    while (tid.load() == 0) std::this_thread::yield();
+    clockid_t clock;
+    REQUIRE(pthread_getcpuclockid(t.native_handle(), &clock) == 0);
+    return slots.claim_for(tid.load(), clock);
+}
+
+// A thread created and ended without running a hook, its slot claimed for it.
 ThreadCounters* claim_for_thread_that_ends(ThreadSlots<4>& slots) {
     std::atomic<int> tid{0};
     std::atomic<bool> claimed{false};
@@ -173,10 +181,7 @@ ThreadCounters* claim_for_thread_that_ends(ThreadSlots<4>& slots) {
         tid.store(static_cast<int>(syscall(SYS_gettid)));
         while (!claimed.load()) std::this_thread::yield();
     });
-    while (tid.load() == 0) std::this_thread::yield();
-    clockid_t clock;
-    REQUIRE(pthread_getcpuclockid(t.native_handle(), &clock) == 0);
-    ThreadCounters* c = slots.claim_for(tid.load(), clock);
+    ThreadCounters* c = claim_for(slots, t, tid);
     claimed.store(true);
     t.join();
     return c;
@@ -224,10 +229,7 @@ TEST_CASE("a slot claimed for a live thread is adopted, not taken back", "[slots
             adopted.store(true);
         }
     });
-    while (tid.load() == 0) std::this_thread::yield();
-    clockid_t clock;
-    REQUIRE(pthread_getcpuclockid(t.native_handle(), &clock) == 0);
-    ThreadCounters* c = slots.claim_for(tid.load(), clock);
+    ThreadCounters* c = claim_for(slots, t, tid);
     REQUIRE(c != nullptr);
     claimed.store(c);
     sampler.sample(slots, 0, /*timed=*/false);  // alive: its slot stays claimed for it
