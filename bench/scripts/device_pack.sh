@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Packs into .dev/ (ignored by git) what the bench needs on a machine that has none of this one's
+# Debian packages and no compilers: the 16-core machine some sessions are lent (the `device`
+# tool). There, with .dev carried: `bash bench/scripts/device_run.sh BUDGET_S SCENARIO...`.
+#   bench/scripts/device_pack.sh [BUILD]        (BUILD: a built tree, default build)
+# What goes in:
+#   .dev/build     the shim, the CLI, gat_job and the workloads, in BUILD's layout (run.py --build)
+#   .dev/libs.tar.xz  every library those and Debian's gm and flexbar load, except glibc's own and
+#                  libstdc++/libgcc_s (a newer system's serve older programs): the runtimes measured
+#                  there are Debian 12's (oneTBB 2021.8, libomp 14, libgomp 12), as here
+#   .dev/bin       gm and flexbar; .dev/gm-config GraphicsMagick's configuration; .dev/fonts the
+#                  font tests/real/inputs.py draws the OCR page with
+# The device tool carries at most 64 MiB with the working tree: the script says what it packed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+B=${1:-build}
+D=.dev
+for f in "$B/shim/libapshim.so" "$B/tools/apshim" "$B/tests/programs/gat_job" "$B/bench/workloads/wl_fib_tbb" \
+         /usr/bin/gm /usr/bin/flexbar; do
+  [ -e "$f" ] || { echo "device_pack: $f missing (build first; scripts/install-deps.sh for gm, flexbar)" >&2; exit 1; }
+done
+rm -rf "$D"
+mkdir -p "$D/build/shim" "$D/build/tools" "$D/build/tests/programs" "$D/build/bench/workloads" "$D/bin" \
+         "$D/lib" "$D/fonts"
+cp "$B/shim/libapshim.so" "$D/build/shim/"
+cp "$B/tools/apshim" "$D/build/tools/"
+cp "$B/tests/programs/gat_job" "$D/build/tests/programs/"
+find "$B/bench/workloads" -maxdepth 1 -name 'wl_*' -type f -executable -exec cp {} "$D/build/bench/workloads/" \;
+cp /usr/bin/gm /usr/bin/flexbar "$D/bin/"
+cp -r /usr/lib/GraphicsMagick-*/config "$D/gm-config"
+cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf "$D/fonts/" 2>/dev/null || true
+
+# The libraries: ldd's closure of everything above, glibc and the C++ runtime left to the system.
+system='^(libc|libm|libpthread|libdl|librt|libresolv|libutil|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so'
+for f in "$D"/build/shim/libapshim.so "$D"/build/tools/apshim "$D"/build/tests/programs/gat_job \
+         "$D"/build/bench/workloads/wl_* "$D"/bin/*; do
+  ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'
+done | sort -u | while read -r lib; do
+  [[ $(basename "$lib") =~ $system ]] || cp -L "$lib" "$D/lib/"
+done
+tar -C "$D" -cJf "$D/libs.tar.xz" lib
+rm -rf "$D/lib"
+echo "device_pack: $(du -sh "$D" | cut -f1) in $D (carry limit 64 MiB with the working tree):"
+echo "  $(ls "$D"/build/bench/workloads | wc -l) workloads, $(tar -tJf "$D/libs.tar.xz" | grep -c '\.so') libraries;" \
+     "carry [\".dev\"] and run: bash bench/scripts/device_run.sh BUDGET_S SCENARIO..."
