@@ -39,6 +39,7 @@ done | sort -u | while read -r lib; do
   [[ $(basename "$lib") =~ $system ]] || cp -L "$lib" "$D/lib/"
 done
 tar -C "$D" -cJf "$D/libs.tar.xz" lib
+git log -1 --format="%h %s" > "$D/commit" 2>/dev/null || true
 rm -rf "$D/lib"
 echo "device_pack: $(du -sh "$D" | cut -f1) in $D (carry limit 64 MiB with the working tree):"
 echo "  $(ls "$D"/build/bench/workloads | wc -l) workloads, $(tar -tJf "$D/libs.tar.xz" | grep -c '\.so') libraries;" \

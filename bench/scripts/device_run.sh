@@ -34,7 +34,7 @@ font=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 [ -e $font ] || { mkdir -p "$(dirname $font)" && cp .dev/fonts/DejaVuSans.ttf $font 2>/dev/null; }
 {
   echo "== machine"; nproc; uname -a; head -2 /etc/os-release; lscpu | grep -E 'Model name|^CPU\(s\)|Thread|NUMA node\(s\)'
-  echo "apshim: $(git log -1 --format=%h 2>/dev/null || echo '(no git here)'); missing libraries:"
+  echo "apshim packed at: $(cat .dev/commit 2>/dev/null)"; echo "missing libraries:"
   ldd .dev/build/shim/libapshim.so .dev/bin/gm .dev/bin/flexbar | grep 'not found' || echo "  none"
   /usr/bin/gm version | head -1; /usr/bin/flexbar --version 2>&1 | sed -n 2p
 } >> "$LOG" 2>&1
