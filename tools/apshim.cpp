@@ -81,6 +81,7 @@ Snapshot empty_snapshot() {
     Snapshot s;
     s.processors = options().P;
     s.est_cycle_ms = options().est_cycle_ms;
+    s.consistent = true;  // nothing to read mid-update
     return s;
 }
 
@@ -221,8 +222,9 @@ std::string ranges(const std::vector<int>& v) {
 
 void print_json(const Snapshot& s) {
     double share = fair_share(s);
-    std::printf("{\"P\": %d, \"est_cycle_ms\": %g, \"fair_share\": %s, \"jobs\": [", s.processors, s.est_cycle_ms,
-                std::isfinite(share) ? std::to_string(share).c_str() : "null");
+    std::printf("{\"P\": %d, \"est_cycle_ms\": %g, \"fair_share\": %s, \"consistent\": %s, \"jobs\": [",
+                s.processors, s.est_cycle_ms, std::isfinite(share) ? std::to_string(share).c_str() : "null",
+                s.consistent ? "true" : "false");
     for (std::size_t i = 0; i < s.jobs.size(); ++i) {
         const auto& j = s.jobs[i];
         JobView v = view_of(j);
@@ -258,6 +260,8 @@ void print_table(const Snapshot& s, const std::string& path) {
     if (std::isfinite(share)) std::snprintf(share_text, sizeof share_text, "%.2f", share);
     std::printf("table %s  P=%d  est_cycle=%g ms  jobs=%zu  allotted=%d  fair share=%s  updates=%llu\n", path.c_str(),
                 s.processors, s.est_cycle_ms, s.jobs.size(), total, share_text, static_cast<unsigned long long>(s.updates));
+    if (!s.consistent)
+        std::printf("(read without the table's lock, which a job held for over 100 ms: rows may be mid-update)\n");
     std::printf("%8s  %-16s %7s %9s %-8s %6s %5s %10s  %-14s %-10s %s\n", "PID", "NAME", "DESIRE", "ALLOTMENT", "LIMIT",
                 "USAGE", "ETA", "HEARTBEAT", "RUNTIMES", "RUNNING", "PROCESSORS");
     for (const auto& j : s.jobs) {

@@ -141,15 +141,24 @@ def forget_libomp_registration(pid):
         pass
 
 
-def status_with_heartbeats(shim, env):
+def status_with_heartbeats(shim, env, tries=5):
     """`apshim status --json` (it has each row's heartbeat age) as
     {"P": P, "jobs": [{"pid", "desire", "allotment", "updated"}]}, where "updated" is a
-    time.monotonic() no later than the row's last update; None when there is no table."""
-    before = time.monotonic()
-    r = subprocess.run([shim.cli, "status", "--json"], env=env, capture_output=True, text=True, timeout=10)
-    if r.returncode != 0:
+    time.monotonic() no later than the row's last update; None when there is no table, or when
+    no read of `tries` got the table's lock. `status` waits 100 ms for the lock, then reads the
+    rows anyway ("consistent": false), possibly mid-update: a loaded machine (a job at nice 19
+    preempted while it holds the lock, TSan's slowdown) gave a false "holds no processor" from
+    a row read between a join and its DP run."""
+    for _ in range(tries):
+        before = time.monotonic()
+        r = subprocess.run([shim.cli, "status", "--json"], env=env, capture_output=True, text=True, timeout=10)
+        if r.returncode != 0:
+            return None
+        s = json.loads(r.stdout)
+        if s["consistent"]:
+            break
+    else:
         return None
-    s = json.loads(r.stdout)
     jobs = [{"pid": j["pid"], "desire": j["desire"], "allotment": j["allotment"],
              "updated": before - (j["heartbeat_ms"] + 1) / 1000} for j in s["jobs"]]
     return {"P": s["P"], "jobs": jobs}

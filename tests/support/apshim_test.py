@@ -103,11 +103,17 @@ class Shim:
 
     def status(self, env):
         """`apshim status --json` against env's table, as a dict (None if the command fails; before
-        any job created the table it is an empty table: no jobs)."""
-        r = subprocess.run([self.cli, "status", "--json"], env=env, capture_output=True, text=True, timeout=10)
-        if r.returncode != 0:
-            return None
-        return json.loads(r.stdout)
+        any job created the table it is an empty table: no jobs). A read that did not get the
+        table's lock within status's 100 ms (`"consistent": false`: rows possibly mid-update, on a
+        loaded machine) is read again, up to 5 times; the last read is returned as it is."""
+        for _ in range(5):
+            r = subprocess.run([self.cli, "status", "--json"], env=env, capture_output=True, text=True, timeout=10)
+            if r.returncode != 0:
+                return None
+            s = json.loads(r.stdout)
+            if s.get("consistent", True):
+                break
+        return s
 
     def spawn(self, argv, env, **kw):
         return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
