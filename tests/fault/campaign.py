@@ -25,7 +25,6 @@ Exit status 0 iff there were no invariant violations, no wrong answers and no ha
 """
 import argparse
 import ctypes
-import json
 import os
 import random
 import re
@@ -141,23 +140,16 @@ def forget_libomp_registration(pid):
         pass
 
 
-def status_with_heartbeats(shim, env, tries=5):
+def status_with_heartbeats(shim, env):
     """`apshim status --json` (it has each row's heartbeat age) as
     {"P": P, "jobs": [{"pid", "desire", "allotment", "updated"}]}, where "updated" is a
     time.monotonic() no later than the row's last update; None when there is no table, or when
-    no read of `tries` got the table's lock. `status` waits 100 ms for the lock, then reads the
-    rows anyway ("consistent": false), possibly mid-update: a loaded machine (a job at nice 19
-    preempted while it holds the lock, TSan's slowdown) gave a false "holds no processor" from
-    a row read between a join and its DP run."""
-    for _ in range(tries):
-        before = time.monotonic()
-        r = subprocess.run([shim.cli, "status", "--json"], env=env, capture_output=True, text=True, timeout=10)
-        if r.returncode != 0:
-            return None
-        s = json.loads(r.stdout)
-        if s["consistent"]:
-            break
-    else:
+    no read got the table's lock (Shim.status reads again). `status` waits 100 ms for the lock,
+    then reads the rows anyway ("consistent": false), possibly mid-update: a loaded machine (a job
+    at nice 19 preempted while it holds the lock, TSan's slowdown) gave a false "holds no
+    processor" from a row read between a join and its DP run."""
+    s, before = shim.status_dated(env)
+    if s is None or not s["consistent"]:
         return None
     jobs = [{"pid": j["pid"], "desire": j["desire"], "allotment": j["allotment"],
              "updated": before - (j["heartbeat_ms"] + 1) / 1000} for j in s["jobs"]]

@@ -106,14 +106,20 @@ class Shim:
         any job created the table it is an empty table: no jobs). A read that did not get the
         table's lock within status's 100 ms (`"consistent": false`: rows possibly mid-update, on a
         loaded machine) is read again, up to 5 times; the last read is returned as it is."""
+        return self.status_dated(env)[0]
+
+    def status_dated(self, env):
+        """(status(env), the time.monotonic() taken just before the read it returns): a row's
+        heartbeat age then dates its last update (tests/fault/campaign.py)."""
         for _ in range(5):
+            before = time.monotonic()
             r = subprocess.run([self.cli, "status", "--json"], env=env, capture_output=True, text=True, timeout=10)
             if r.returncode != 0:
-                return None
+                return None, before
             s = json.loads(r.stdout)
             if s.get("consistent", True):
                 break
-        return s
+        return s, before
 
     def spawn(self, argv, env, **kw):
         return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
