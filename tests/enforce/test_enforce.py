@@ -8,14 +8,12 @@ whose threads spin-wait for each other (omp_contract, the NPB EP / OpenBLAS shap
 throttle), and recursive oneTBB tasks that wait for their children (tbb_fib)."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim, cpus_used, job_of, usable_cpus, wait_for
+from apshim_test import Check, CoRunner, Shim, cpus_used, job_of, require_two_cpus, wait_for
 
 build, argv = sys.argv[1], sys.argv[2:]
 shim = Shim(build)
 check = Check("enforce")
-if usable_cpus() < 2:
-    print(f"SKIP: this machine gives us {usable_cpus()} CPU; confinement to 1 of them shows nothing")
-    check.done()
+require_two_cpus("confinement to 1 of them shows nothing")
 
 native = shim.run(argv, shim.env(preload=False), timeout=120)
 check.expect(native.returncode == 0, f"runs without the shim ({native.stderr.strip()[:200]})")

@@ -17,8 +17,9 @@ import statistics
 import sys
 import time
 
-from apshim_test import Check, CoRunner, Shim, idle_cpu_seconds, read_trace, usable_cpus
+from apshim_test import Check, CoRunner, Shim, idle_cpu_seconds, read_trace, require_two_cpus, usable_cpus
 
+require_two_cpus("its throttled cycles (timed at allotment 1 of 2, confined) need a second CPU")
 build, name, prog = sys.argv[1], sys.argv[2], sys.argv[3]
 shim = Shim(build)
 check = Check(f"measure.{name}")

@@ -7,14 +7,12 @@ import os
 import sys
 import time
 
-from apshim_test import Check, CoRunner, Shim, usable_cpus
+from apshim_test import Check, CoRunner, Shim, require_two_cpus
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.bind")
-if usable_cpus() < 2:
-    print("SKIP: one CPU: binding and confinement look the same")
-    check.done()
+require_two_cpus("binding and confinement look the same on one")
 
 
 def masks(pid):

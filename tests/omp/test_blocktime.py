@@ -7,8 +7,9 @@ omp_blocktime's thread 1 reads the blocktime its team was forked with, region by
 answer is the native one in every mode."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim
+from apshim_test import Check, CoRunner, Shim, require_two_cpus
 
+require_two_cpus("blocktime 0 follows confinement, which one CPU never is")
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.blocktime")

@@ -12,8 +12,9 @@ Usage: test_copies.py BUILD HOST MODULE_RENAMED MODULE_SYSTEM gcc|clang"""
 import re
 import sys
 
-from apshim_test import Check, CoRunner, Shim
+from apshim_test import Check, CoRunner, Shim, require_two_cpus
 
+require_two_cpus("both copies' counts drop only while confined, which one CPU never is")
 build, host, renamed, system, compiler = sys.argv[1:6]
 shim = Shim(build)
 check = Check(f"omp.{compiler}.copies")

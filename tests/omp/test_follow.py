@@ -15,14 +15,12 @@ import subprocess
 import sys
 import time
 
-from apshim_test import Check, Shim, thread_cpu_seconds, thread_cpu_masks, usable_cpus, wait_for
+from apshim_test import Check, Shim, require_two_cpus, thread_cpu_seconds, thread_cpu_masks, wait_for
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.follow")
-if usable_cpus() < 2:
-    print(f"SKIP: this machine gives us {usable_cpus()} CPU; confinement to 1 of them shows nothing")
-    check.done()
+require_two_cpus("confinement to 1 of them shows nothing")
 
 CYCLE_S = 10.0
 

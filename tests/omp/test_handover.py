@@ -11,8 +11,9 @@ the flush instead (kmp_hooks.cpp), so confinement costs them little: only the an
 there. Same answer as natively in every run."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim, phases_in_order
+from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus
 
+require_two_cpus("the confinement check it exercises needs a CPU to confine from")
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.handover")

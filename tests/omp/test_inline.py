@@ -11,8 +11,9 @@ had finished already.
 Usage: test_inline.py BUILD OMP_INLINE"""
 import sys
 
-from apshim_test import Check, CoRunner, Shim
+from apshim_test import Check, CoRunner, Shim, require_two_cpus
 
+require_two_cpus("tasks run at once only while confined, which one CPU never is")
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.inline")

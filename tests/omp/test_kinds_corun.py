@@ -6,8 +6,9 @@ APSHIM_DISABLE=1 in the environment is passed through (mutation check: every che
 import os
 import sys
 
-from apshim_test import Check, Shim, wait_for
+from apshim_test import Check, Shim, require_two_cpus, wait_for
 
+require_two_cpus("teams of 2 sharing the machine need two")
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.kinds_corun")

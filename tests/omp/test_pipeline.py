@@ -7,8 +7,9 @@ inlines flush as a fence, which no hook sees (for it the test checks the answer 
 as natively."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim
+from apshim_test import Check, CoRunner, Shim, require_two_cpus
 
+require_two_cpus("its spinner yields only while confined, which one CPU never is")
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.pipeline")

@@ -12,8 +12,9 @@ Usage: test_spin_env.py BUILD OMP_INLINE"""
 import re
 import sys
 
-from apshim_test import Check, Shim
+from apshim_test import Check, Shim, require_two_cpus
 
+require_two_cpus("teams of one never spin")
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.spin_env")

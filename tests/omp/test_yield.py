@@ -13,8 +13,9 @@ Usage: test_yield.py BUILD OMP_WORK"""
 import resource
 import sys
 
-from apshim_test import Check, CoRunner, Shim, read_trace
+from apshim_test import Check, CoRunner, Shim, read_trace, require_two_cpus
 
+require_two_cpus("two threads sharing one CPU, with a second CPU the table holds, is the case")
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.yield")

@@ -22,13 +22,12 @@ import shutil
 import subprocess
 import sys
 
-from apshim_test import Check, Shim, read_trace, run_measured, wait_for
+from apshim_test import SKIP, Check, Shim, read_trace, require_two_cpus, run_measured, wait_for
 
 THROTTLED_MAX_CPUS = 1.15
 # The throttled check has teeth only when the program could have used more than one CPU: its CPU
 # use plus the machine's idle CPUs over the run must reach this much, or the test is skipped.
 MIN_CAPACITY = 1.5
-SKIP = 77  # ctest SKIP_RETURN_CODE
 NATIVE_TIMEOUT_S = 60
 
 
@@ -63,6 +62,7 @@ class RealProgram:
     may count more threads at work: the shim's own controller thread is none of them)."""
 
     def __init__(self, name, build, make_argv, output_of, env=None, cwd_of=None, threads=None):
+        require_two_cpus("a program's parallel work and its throttling to one CPU need two")
         self.shim = Shim(build)
         self.check = Check(name)
         self.make_argv, self.output_of = make_argv, output_of

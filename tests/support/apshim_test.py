@@ -11,9 +11,19 @@ Shim.preload is then "<runtime> <shim>", the LD_PRELOAD every test should use (S
 
 Each Shim's private directory (tables, traces) is removed when the test exits, unless a Check
 failed or an exception ended the test: then it stays, and the test says where.
+
+A world of 2 CPUs: the integration tests' checks (CPUs used at allotment 1, threads that share a
+CPU, tables of P = 2 that are the whole machine, `APSHIM_P=8` above the cores) were calibrated on
+CI's 2-core machine. On a machine with more CPUs, importing this module pins the test, and so
+every program it starts, to 2 CPUs of its mask: a pair that no other running test holds where
+one is free (claim_cpu_pair), so that `ctest -j` spreads tests over the machine as it did over
+CI's two cores. TEST_CPUS=all keeps the whole mask (exploring a big machine: the checks
+are not calibrated there). A test that needs two CPUs to show anything exits SKIP (77) on fewer
+(require_two_cpus).
 """
 import atexit
 import csv
+import fcntl
 import glob
 import json
 import os
@@ -23,6 +33,56 @@ import subprocess
 import sys
 import tempfile
 import time
+
+
+TEST_CPUS = 2  # the size of the tests' world: CI's machine
+TESTS_PER_PAIR = 2  # CI runs `ctest -j2` on its 2 cores: two tests at a time share them
+SKIP = 77  # ctest's SKIP_RETURN_CODE for the integration tests (tests/CMakeLists.txt)
+
+
+def claim_cpu_pair(mask, lock_dir):
+    """(cpus, lock file or None): a pair of the sorted CPUs in mask, (mask[2k], mask[2k+1]), for
+    this process. Each pair has TESTS_PER_PAIR slots, lock files in lock_dir held (flock) as long
+    as the process lives: every pair's first slot is tried before any second one, so concurrent
+    tests spread over the pairs; with all slots held, the pair pid % pairs is shared unlocked.
+    A mask of TEST_CPUS or fewer CPUs is returned whole."""
+    mask = sorted(mask)
+    if len(mask) <= TEST_CPUS:
+        return mask, None
+    pairs = len(mask) // TEST_CPUS
+    os.makedirs(lock_dir, exist_ok=True)
+    for slot in range(TESTS_PER_PAIR):
+        for k in range(pairs):
+            f = open(os.path.join(lock_dir, f"pair{k}.slot{slot}"), "a")
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                f.close()
+                continue
+            return mask[TEST_CPUS * k:TEST_CPUS * (k + 1)], f
+    k = os.getpid() % pairs
+    return mask[TEST_CPUS * k:TEST_CPUS * (k + 1)], None
+
+
+def _pin_to_test_cpus():
+    mask = sorted(os.sched_getaffinity(0))
+    if len(mask) <= TEST_CPUS or os.environ.get("TEST_CPUS") == "all":
+        return None
+    cpus, lock = claim_cpu_pair(mask, os.path.join(tempfile.gettempdir(), f"apshim-test-cpus-{os.getuid()}"))
+    os.sched_setaffinity(0, cpus)
+    print(f"test CPUs: {','.join(map(str, cpus))} of this machine's {len(mask)} (a world of {TEST_CPUS} CPUs, "
+          "as on CI: tests/support/apshim_test.py)", flush=True)
+    return lock
+
+
+_cpu_pair_lock = _pin_to_test_cpus()  # held until the test exits
+
+
+def require_two_cpus(what):
+    """Exits SKIP (77), saying why, where the test has fewer than 2 CPUs: `what` needs two."""
+    if len(os.sched_getaffinity(0)) < TEST_CPUS:
+        print(f"SKIP: this machine gives the test {len(os.sched_getaffinity(0))} CPU; {what}", flush=True)
+        sys.exit(SKIP)
 
 
 def sanitizer_preloaded(name):
@@ -189,10 +249,16 @@ def proc_cpu_seconds(pid):
 
 
 def idle_cpu_seconds():
-    """Seconds all CPUs of the machine have spent idle (idle + iowait) since boot, /proc/stat."""
+    """Seconds the test's CPUs (its affinity mask) have spent idle (idle + iowait) since boot,
+    /proc/stat: on a machine with more CPUs, the ones outside the test's world do not count."""
+    mine = {f"cpu{c}" for c in os.sched_getaffinity(0)}
+    total = 0
     with open("/proc/stat") as f:
-        fields = f.readline().split()  # cpu user nice system idle iowait ...
-    return (int(fields[4]) + int(fields[5])) / CLK_TCK
+        for line in f:
+            fields = line.split()  # cpuN user nice system idle iowait ...
+            if fields and fields[0] in mine:
+                total += int(fields[4]) + int(fields[5])
+    return total / CLK_TCK
 
 
 def _task_ids(pid):

@@ -6,8 +6,9 @@ set, not the original one the shim shows to programs that did not bind)."""
 import os
 import sys
 
-from apshim_test import Check, CoRunner, Shim, sanitizer_preloaded
+from apshim_test import Check, CoRunner, Shim, require_two_cpus, sanitizer_preloaded
 
+require_two_cpus("confinement to 1 of them is what its late-binding case checks")
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("tbb.bound")

@@ -1,0 +1,41 @@
+"""The integration tests' world of 2 CPUs (tests/support/apshim_test.py, claim_cpu_pair): on a
+machine of 8 CPUs (a mask given to the function: this machine may have 2), concurrent tests get
+disjoint pairs while pairs are free, then second slots, then a shared pair; a slot is free again
+once its holder lets go; a mask of 2 CPUs or fewer is kept whole. Flock locks belong to an open
+file, so one process holding several stands for several tests.
+Also: this test itself runs in a world of at most 2 CPUs.
+Usage: test_cpu_pairs.py"""
+import os
+import tempfile
+
+from apshim_test import TEST_CPUS, Check, claim_cpu_pair, usable_cpus
+
+check = Check("harness.cpu_pairs")
+check.expect(1 <= usable_cpus() <= TEST_CPUS, f"this test runs on at most {TEST_CPUS} CPUs ({usable_cpus()})")
+
+with tempfile.TemporaryDirectory(prefix="apshim-cpu-pairs-") as locks:
+    eight = [7, 6, 5, 4, 3, 2, 1, 0]  # the order a mask comes in does not matter
+    held = [claim_cpu_pair(eight, locks) for _ in range(4)]
+    pairs = [cpus for cpus, _ in held]
+    check.expect(pairs == [[0, 1], [2, 3], [4, 5], [6, 7]], f"four tests get the four pairs ({pairs})")
+    check.expect(all(lock is not None for _, lock in held), "each holds its pair's lock")
+
+    more = [claim_cpu_pair(eight, locks) for _ in range(4)]
+    check.expect([cpus for cpus, _ in more] == pairs, f"four more get each pair's second slot ({[c for c, _ in more]})")
+    held += more
+
+    cpus, lock = claim_cpu_pair(eight, locks)
+    check.expect(lock is None and cpus in pairs, f"with every slot held, a ninth shares a pair unlocked ({cpus})")
+
+    held[2][1].close()  # the test on 4,5 ends
+    cpus, lock = claim_cpu_pair(eight, locks)
+    check.expect(cpus == [4, 5] and lock is not None, f"its slot is taken by the next test ({cpus})")
+
+    odd = claim_cpu_pair([0, 1, 2], os.path.join(locks, "odd"))[0]
+    check.expect(odd == [0, 1], f"of 3 CPUs, one pair (the third CPU is left out) ({odd})")
+    for mask in ([3], [2, 5]):
+        cpus, lock = claim_cpu_pair(mask, os.path.join(locks, "small"))
+        check.expect(cpus == mask and lock is None, f"a mask of {len(mask)} is kept whole, no lock ({cpus})")
+    check.expect(not os.path.exists(os.path.join(locks, "small")), "and no lock directory is made for it")
+
+check.done()
