@@ -38,4 +38,9 @@ with tempfile.TemporaryDirectory(prefix="apshim-cpu-pairs-") as locks:
         check.expect(cpus == mask and lock is None, f"a mask of {len(mask)} is kept whole, no lock ({cpus})")
     check.expect(not os.path.exists(os.path.join(locks, "small")), "and no lock directory is made for it")
 
+    blocked = os.path.join(locks, "a-file")  # a lock directory that cannot be made
+    open(blocked, "w").close()
+    cpus, lock = claim_cpu_pair(eight, os.path.join(blocked, "locks"))
+    check.expect(lock is None and cpus in pairs, f"without a lock directory, a pair shared unlocked ({cpus})")
+
 check.done()
