@@ -50,6 +50,10 @@ def claim_cpu_pair(mask, lock_dir):
     if len(mask) <= TEST_CPUS:
         return mask, None
     pairs = len(mask) // TEST_CPUS
+
+    def pair(k):
+        return mask[TEST_CPUS * k:TEST_CPUS * (k + 1)]
+
     try:
         os.makedirs(lock_dir, exist_ok=True)
         for slot in range(TESTS_PER_PAIR):
@@ -60,11 +64,10 @@ def claim_cpu_pair(mask, lock_dir):
                 except OSError:
                     f.close()
                     continue
-                return mask[TEST_CPUS * k:TEST_CPUS * (k + 1)], f
+                return pair(k), f
     except OSError as e:  # no lock directory to be had: share a pair, unlocked
         print(f"test CPUs: no lock in {lock_dir} ({e}); sharing a pair", flush=True)
-    k = os.getpid() % pairs
-    return mask[TEST_CPUS * k:TEST_CPUS * (k + 1)], None
+    return pair(os.getpid() % pairs), None
 
 
 def _pin_to_test_cpus():
@@ -83,8 +86,8 @@ _cpu_pair_lock = _pin_to_test_cpus()  # held until the test exits
 
 def require_two_cpus(what):
     """Exits SKIP (77), saying why, where the test has fewer than 2 CPUs: `what` needs two."""
-    if len(os.sched_getaffinity(0)) < TEST_CPUS:
-        print(f"SKIP: this machine gives the test {len(os.sched_getaffinity(0))} CPU; {what}", flush=True)
+    if usable_cpus() < TEST_CPUS:
+        print(f"SKIP: this machine gives the test {usable_cpus()} CPU; {what}", flush=True)
         sys.exit(SKIP)
 
 
