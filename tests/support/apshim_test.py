@@ -40,19 +40,44 @@ TESTS_PER_PAIR = 2  # CI runs `ctest -j2` on its 2 cores: two tests at a time sh
 SKIP = 77  # ctest's SKIP_RETURN_CODE for the integration tests (tests/CMakeLists.txt)
 
 
-def claim_cpu_pair(mask, lock_dir):
-    """(cpus, lock file or None): a pair of the sorted CPUs in mask, (mask[2k], mask[2k+1]), for
-    this process. Each pair has TESTS_PER_PAIR slots, lock files in lock_dir held (flock) as long
-    as the process lives: every pair's first slot is tried before any second one, so concurrent
-    tests spread over the pairs; with all slots held (or no lock directory to be had), the pair
-    pid % pairs is shared unlocked. A mask of TEST_CPUS or fewer CPUs is returned whole."""
-    mask = sorted(mask)
+def sysfs_core_of(cpu):
+    """The core a CPU belongs to, as the kernel names it: its SMT siblings' list (the CPU itself
+    where sysfs does not say)."""
+    try:
+        with open(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list") as f:
+            return f.read().strip()
+    except OSError:
+        return str(cpu)
+
+
+def cores_first(mask, core_of=sysfs_core_of):
+    """The CPUs of mask, one hardware thread of every core before a second one of any, each round
+    in CPU order: consecutive CPUs are then distinct cores wherever the mask has enough cores, as
+    CI's two CPUs behave (a pair of SMT siblings would be one core: OMP_PROC_BIND's default
+    places are cores, and two siblings share one core's units)."""
+    seen = {}
+    rank = {}
+    for cpu in sorted(mask):
+        core = core_of(cpu)
+        rank[cpu] = seen.get(core, 0)
+        seen[core] = rank[cpu] + 1
+    return sorted(mask, key=lambda cpu: (rank[cpu], cpu))
+
+
+def claim_cpu_pair(mask, lock_dir, core_of=sysfs_core_of):
+    """(cpus, lock file or None): a pair of the CPUs in mask, (order[2k], order[2k+1]) where order
+    is cores_first(mask), for this process. Each pair has TESTS_PER_PAIR slots, lock files in
+    lock_dir held (flock) as long as the process lives: every pair's first slot is tried before
+    any second one, so concurrent tests spread over the pairs; with all slots held (or no lock
+    directory to be had), the pair pid % pairs is shared unlocked. A mask of TEST_CPUS or fewer
+    CPUs is returned whole."""
     if len(mask) <= TEST_CPUS:
-        return mask, None
+        return sorted(mask), None
+    mask = cores_first(mask, core_of)
     pairs = len(mask) // TEST_CPUS
 
     def pair(k):
-        return mask[TEST_CPUS * k:TEST_CPUS * (k + 1)]
+        return sorted(mask[TEST_CPUS * k:TEST_CPUS * (k + 1)])
 
     try:
         os.makedirs(lock_dir, exist_ok=True)
