@@ -32,7 +32,21 @@ cpu_set_t g_original;
 bool g_captured = false;
 const char* g_why_off = nullptr;
 std::atomic<bool> g_active{false};
-std::atomic<bool> g_program_binds{false};
+// The program's own bindings (ProgramSetsMask). Threads it holds on a narrower mask than the
+// original, until they cover it again; written by program threads and read by the controller,
+// both under g_apply_mutex (the count also lock-free, for program_bound()).
+constexpr int kNarrowedMax = 64;
+pid_t g_narrowed[kNarrowedMax];
+std::atomic<int> g_narrowed_count{0};
+std::atomic<bool> g_program_binds{false};  // for good: a binding kept, or one on a thread we cannot name
+unsigned g_program_calls = 0;              // setaffinity calls of the program so far
+bool g_reconfine = false;                  // a thread went back to the whole mask: set every thread again
+// Controller only: the program's calls at its last apply(), and how many applies in a row have
+// seen narrowed threads while calls went on. A binding is kept once the calls stop with threads
+// still narrowed, or after kSettleApplies applies of calls (a program that keeps rebinding binds).
+unsigned g_calls_seen = 0;
+int g_settling = 0;
+constexpr int kSettleApplies = 20;
 std::atomic<bool> g_suspended{false};
 // The confinement mask now, double-buffered for thread_to_confined() in program threads: the
 // controller writes the spare buffer, then flips the index.
@@ -154,9 +168,71 @@ void suspend(bool on) noexcept { g_suspended.store(on, std::memory_order_release
 
 bool suspended() noexcept { return g_suspended.load(std::memory_order_acquire); }
 
-void program_binds() noexcept { g_program_binds.store(true, std::memory_order_release); }
+ProgramSetsMask::ProgramSetsMask() noexcept { pthread_mutex_lock(&g_apply_mutex); }
 
-bool program_bound() noexcept { return g_program_binds.load(std::memory_order_acquire); }
+ProgramSetsMask::~ProgramSetsMask() { pthread_mutex_unlock(&g_apply_mutex); }
+
+void ProgramSetsMask::done(pid_t tid, bool covers) noexcept {
+    ++g_program_calls;
+    int n = g_narrowed_count.load(std::memory_order_relaxed);
+    int at = 0;
+    while (at < n && g_narrowed[at] != tid) ++at;
+    if (covers) {  // back on every CPU: confinement lost on that thread, no binding any more
+        g_reconfine = true;
+        if (at < n) {
+            g_narrowed[at] = g_narrowed[n - 1];
+            g_narrowed_count.store(n - 1, std::memory_order_release);
+        }
+    } else if (tid == 0 || (at == n && n == kNarrowedMax)) {
+        g_program_binds.store(true, std::memory_order_release);  // cannot be followed: a binding
+    } else if (at == n) {
+        g_narrowed[n] = tid;
+        g_narrowed_count.store(n + 1, std::memory_order_release);
+    }
+}
+
+bool program_bound() noexcept {
+    return g_program_binds.load(std::memory_order_acquire) || g_narrowed_count.load(std::memory_order_acquire) > 0;
+}
+
+namespace {
+
+bool covers_original(const cpu_set_t& m) {
+    cpu_set_t both;
+    CPU_AND(&both, &m, &g_original);
+    return CPU_EQUAL(&both, &g_original);
+}
+
+enum class Bindings { none, settling, kept };
+
+// g_apply_mutex held. What the program's own setaffinity calls amount to now: none (then every
+// thread it took back to the whole mask is confined again), still settling (leave every thread
+// alone this cycle), or a binding it keeps.
+Bindings program_bindings() {
+    if (g_program_binds.load(std::memory_order_acquire)) return Bindings::kept;
+    int n = g_narrowed_count.load(std::memory_order_relaxed);
+    for (int i = 0; i < n;) {  // threads gone, or back on every CPU through a call we could not attribute
+        cpu_set_t m;
+        if (!get_mask(g_narrowed[i], m) || covers_original(m)) g_narrowed[i] = g_narrowed[--n];
+        else ++i;
+    }
+    g_narrowed_count.store(n, std::memory_order_release);
+    if (n == 0) {
+        g_settling = 0;
+        g_calls_seen = g_program_calls;
+        if (g_reconfine) g_threads.clear();  // every thread is set to the mask again below
+        g_reconfine = false;
+        return Bindings::none;
+    }
+    if (g_program_calls != g_calls_seen && ++g_settling < kSettleApplies) {
+        g_calls_seen = g_program_calls;
+        return Bindings::settling;
+    }
+    g_program_binds.store(true, std::memory_order_release);
+    return Bindings::kept;
+}
+
+}  // namespace
 
 bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     if (g_program_binds.load(std::memory_order_acquire) && !g_why_off) {
@@ -166,6 +242,14 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     if (g_why_off) return false;
     ApplyLock lock;
     if (g_spawning.load(std::memory_order_acquire) > 0) return true;  // a child is starting on the original mask
+    switch (program_bindings()) {
+        case Bindings::none: break;
+        case Bindings::settling: return true;
+        case Bindings::kept:
+            g_why_off = "the program sets CPU affinity itself";
+            release();
+            return false;
+    }
     cpu_set_t mask;
     if (!mask_for(procs, P, mask)) return false;
     if (CPU_COUNT(&mask) == 0) return true;  // a row without a set yet: nothing to enforce
@@ -279,7 +363,17 @@ void spawn_end() noexcept {
 void after_fork_child() noexcept {
     // Only the forking thread exists: another thread may have held the mutex at the fork.
     g_apply_mutex = PTHREAD_MUTEX_INITIALIZER;
-    if (active()) set_mask(0, g_original);
+    // The parent's threads are not the child's: of the program's bindings only the forking
+    // thread's own can remain, on a mask that is neither the original nor ours. Our mask goes.
+    cpu_set_t own;
+    const bool known = get_mask(0, own);
+    const bool ours = active() && known && CPU_EQUAL(&own, &g_last);
+    if (g_narrowed_count.load(std::memory_order_relaxed) > 0 && known && !ours && !covers_original(own))
+        g_program_binds.store(true, std::memory_order_relaxed);
+    g_narrowed_count.store(0, std::memory_order_relaxed);
+    g_reconfine = false;
+    g_settling = 0;
+    if (ours) set_mask(0, g_original);
     g_threads.clear();
     g_confined_cpus.store(0, std::memory_order_relaxed);
     g_active.store(false, std::memory_order_relaxed);

@@ -17,7 +17,8 @@
 // Respected: a binding the user chose (OMP_PROC_BIND, OMP_PLACES, KMP_AFFINITY, GOMP_CPU_AFFINITY:
 // confinement stays off, said once), a narrower mask from taskset/numactl/cpusets (confinement
 // happens inside it), and the program's own sched_setaffinity/pthread_setaffinity_np (confinement
-// stops for good; threads the program bound keep their masks). While confined, the process still
+// stops for good where the program keeps a narrower mask; threads it bound keep their masks; a
+// mask it takes back, as hwloc's topology discovery does, is no binding: ProgramSetsMask). While confined, the process still
 // sees its original mask (shim/cpu_hooks.cpp), so runtimes that size themselves from it are not
 // narrowed by us, and child processes start with the original mask (shim/spawn_hooks.cpp).
 #pragma once
@@ -58,12 +59,27 @@ bool suspended() noexcept;
 // threads onto CPUs just freed (confine_check.hpp's probe lasts 15 ms).
 void release(bool spread = false) noexcept;
 
-// The program set a thread's affinity itself: stop confining for good (the controller releases
-// at its next cycle). Called by the interposed setaffinity functions.
-void program_binds() noexcept;
+// The program sets a thread's affinity itself (the interposed setaffinity functions). Held around
+// the real call, so that no apply() runs between the call and its record:
+//     ProgramSetsMask record;  rc = real(...);  if (rc == 0) record.done(tid, covers);
+// `tid`: the thread bound (0: another thread, which cannot be named); `covers`: the mask set
+// includes every CPU of the original mask. A narrower mask that the program keeps stops
+// confinement for good (the controller releases at its next cycle; threads the program bound
+// keep their masks). One that it takes back is no binding: hwloc's topology discovery (GROMACS,
+// Open MPI and other hwloc users) binds the calling thread to each CPU in turn and then restores
+// its mask; the controller waits for the program's calls to settle, then confines again.
+class ProgramSetsMask {
+public:
+    ProgramSetsMask() noexcept;
+    ~ProgramSetsMask();
+    void done(pid_t tid, bool covers) noexcept;
+    ProgramSetsMask(const ProgramSetsMask&) = delete;
+    ProgramSetsMask& operator=(const ProgramSetsMask&) = delete;
+};
 
-// True once the program set an affinity itself: from then on its own masks are the truth, for
-// every answer the interposers give (no original mask shown, no CPUs made up for oneTBB).
+// True while the program holds a thread of its own on a narrower mask, and for good once it kept
+// one: its own masks are then the truth, for every answer the interposers give (no original mask
+// shown, no CPUs made up for oneTBB).
 bool program_bound() noexcept;
 
 // True while some thread may be confined (the interposers then answer with the original mask).

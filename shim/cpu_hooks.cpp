@@ -5,8 +5,9 @@
 //    the shim confines its threads (confine.hpp): a runtime or a program that sizes itself from
 //    its mask (libgomp, oneTBB, OpenBLAS, Python's os.sched_getaffinity) must not be narrowed by
 //    the shim's enforcement, which moves with every allotment;
-//  - sched_setaffinity and pthread_setaffinity_np: the program binds threads itself, so the shim
-//    stops confining for good (and leaves the threads it bound alone).
+//  - sched_setaffinity and pthread_setaffinity_np: the program binds threads itself; where it keeps
+//    a narrower mask the shim stops confining for good (and leaves the threads it bound alone); a
+//    mask it takes back (hwloc's topology discovery) is no binding (confine.hpp, ProgramSetsMask).
 // A sanitizer runtime preloaded ahead of the shim (tests/README-sanitizers.md) calls sysconf while
 // it initializes, before instrumented code may run: ThreadSanitizer crashed in our function entry
 // hook. So these interposers are not instrumented, resolve the next definition without a
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -56,6 +58,14 @@ APSHIM_UNINSTRUMENTED int cpus_for_tbb(void* caller) {
 APSHIM_UNINSTRUMENTED void show_original(size_t size, cpu_set_t* mask) {
     std::memset(mask, 0, size);
     std::memcpy(mask, &apshim::confine::original(), size < sizeof(cpu_set_t) ? size : sizeof(cpu_set_t));
+}
+
+// A mask of `size` bytes that includes every CPU of the original mask: no binding.
+APSHIM_UNINSTRUMENTED bool covers_original(size_t size, const cpu_set_t* mask) {
+    const cpu_set_t& original = apshim::confine::original();
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &original) && !CPU_ISSET_S(cpu, size, mask)) return false;
+    return true;
 }
 
 }  // namespace
@@ -104,8 +114,11 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int sche
     using Fn = int (*)(pid_t, size_t, const cpu_set_t*);
     static Fn cache = nullptr;
     Fn real = next(cache, "sched_setaffinity");
-    if (ours(pid)) apshim::confine::program_binds();
-    return real(pid, size, mask);
+    if (!ours(pid)) return real(pid, size, mask);
+    apshim::confine::ProgramSetsMask record;
+    int rc = real(pid, size, mask);
+    if (rc == 0) record.done(pid == 0 ? static_cast<pid_t>(syscall(SYS_gettid)) : pid, covers_original(size, mask));
+    return rc;
 }
 
 extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int pthread_setaffinity_np(pthread_t thread,
@@ -114,6 +127,10 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int pthr
     using Fn = int (*)(pthread_t, size_t, const cpu_set_t*);
     static Fn cache = nullptr;
     Fn real = next(cache, "pthread_setaffinity_np");
-    apshim::confine::program_binds();
-    return real(thread, size, mask);
+    apshim::confine::ProgramSetsMask record;
+    int rc = real(thread, size, mask);
+    if (rc == 0)  // another thread than the caller cannot be named here: 0
+        record.done(pthread_equal(thread, pthread_self()) ? static_cast<pid_t>(syscall(SYS_gettid)) : 0,
+                    covers_original(size, mask));
+    return rc;
 }

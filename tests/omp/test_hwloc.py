@@ -1,0 +1,44 @@
+"""hwloc's topology discovery is no binding; a binding the program keeps is respected.
+
+Throttled (a stand-in co-runner holds the rest of a table of P = 2, so the job has allotment 1):
+- `probe`: the program loads hwloc's topology, which binds its main thread to each CPU in turn and
+  restores its mask (GROMACS, Open MPI and other hwloc users do this at their start). The shim
+  must not take that for the program binding its threads: it says nothing about it, and the
+  job keeps at most about one processor busy, from /proc (GROMACS kept 1.95 of 2 at allotment 1
+  before the shim told the two apart).
+- `pin`: then every OpenMP thread binds itself to a CPU of its own (GROMACS's `mdrun -pin on`):
+  the shim says it stops confining, and the threads keep the CPUs they chose.
+Both print what they print without the shim. Usage: test_hwloc.py BUILD OMP_HWLOC"""
+import sys
+import time
+
+from apshim_test import Check, CoRunner, Shim, cpus_used, require_two_cpus, thread_cpu_masks
+
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("omp.hwloc")
+require_two_cpus("confinement to 1 of them is what it checks")
+stopped = "the program sets CPU affinity itself"
+
+for mode in ("probe", "pin"):
+    args = [prog, mode, "12", "100000000"]
+    native = shim.run(args, shim.env(preload=False), timeout=120)
+    check.expect(native.returncode == 0, f"{mode}: runs natively ({native.stderr.strip()[:200]})")
+    env = shim.env(P=2, gat=shim.path(f"gat-{mode}"), APSHIM_LOG="info")
+    with CoRunner(shim, env, P=2):
+        p = shim.spawn(args, env)
+        time.sleep(1.0)
+        masks = thread_cpu_masks(p.pid)  # the team's threads, and the controller's on the whole mask
+        used = cpus_used(p, skip_s=0.0)
+        out, err = p.communicate(timeout=120)
+    check.expect(p.returncode == 0 and out == native.stdout,
+                 f"{mode}, throttled: the same output ({out.strip()!r}, natively {native.stdout.strip()!r}) {err.strip()[:200]}")
+    if mode == "probe":
+        check.expect(stopped not in err, f"probe: the shim goes on confining ({err.strip()[:300]})")
+        check.expect(used is not None and used <= 1.15, f"probe: at most about one processor busy ({used and round(used, 2)})")
+    else:
+        check.expect(stopped in err, f"pin: the shim says it stops confining ({err.strip()[:300]})")
+        singles = sorted(m for m in masks.values() if m.isdigit())
+        check.expect(len(singles) >= 2 and len(set(singles)) == len(singles),
+                     f"pin: each OpenMP thread keeps the CPU it chose, none shares one ({masks})")
+check.done()
