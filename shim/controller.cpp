@@ -457,7 +457,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
     if (s.trace.is_open())
         s.trace.write(TraceRow{(now - s.t0) / 1e6, publish, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
                                threads_running(), timed ? "timed" : clocks ? "clocks" : "none",
-                               ConfineCheck::name(s.check.phase()), marks, IdleCheck::name(s.idle_check.phase()),
+                               checking && !confine::why_off() ? ConfineCheck::name(s.check.phase()) : "-", marks,
+                               IdleCheck::name(s.idle_check.phase()),
                                region_ends});
 }
 
