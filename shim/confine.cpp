@@ -36,7 +36,8 @@ std::atomic<bool> g_active{false};
 // original, until they cover it again; written by program threads and read by the controller,
 // both under g_apply_mutex (the count also lock-free, for program_bound()).
 constexpr int kNarrowedMax = 64;
-pid_t g_narrowed[kNarrowedMax];
+std::atomic<pid_t> g_narrowed[kNarrowedMax];  // atomic: release() reads it without the lock
+bool g_narrowed_seen[kNarrowedMax];  // found by the controller, not told by an interposer (note_narrowed)
 std::atomic<int> g_narrowed_count{0};
 std::atomic<bool> g_program_binds{false};  // for good: a binding kept, or one on a thread we cannot name
 unsigned g_program_calls = 0;              // setaffinity calls of the program so far
@@ -47,6 +48,10 @@ bool g_reconfine = false;                  // a thread went back to the whole ma
 unsigned g_calls_seen = 0;
 int g_settling = 0;
 constexpr int kSettleApplies = 20;
+// Controller only: every kScanApplies applies, the masks of the threads already confined are
+// read back, for bindings no interposer saw (note_narrowed).
+unsigned g_applies = 0;
+constexpr unsigned kScanApplies = 20;
 std::atomic<bool> g_suspended{false};
 // The confinement mask now, double-buffered for thread_to_confined() in program threads: the
 // controller writes the spare buffer, then flips the index.
@@ -77,6 +82,7 @@ std::vector<int> g_cpu_order;        // the original mask's CPUs, topology order
 std::vector<ThreadSeen> g_threads;   // threads set to the mask of g_generation
 unsigned g_generation = 0;
 cpu_set_t g_last;                    // the mask of g_generation
+cpu_set_t g_previous;                // the mask of the generation before
 
 long read_number(const char* fmt, int cpu, long fallback) {
     char path[128];
@@ -176,18 +182,22 @@ void ProgramSetsMask::done(pid_t tid, bool covers) noexcept {
     ++g_program_calls;
     int n = g_narrowed_count.load(std::memory_order_relaxed);
     int at = 0;
-    while (at < n && g_narrowed[at] != tid) ++at;
+    while (at < n && g_narrowed[at].load(std::memory_order_relaxed) != tid) ++at;
     if (covers) {  // back on every CPU: confinement lost on that thread, no binding any more
         g_reconfine = true;
         if (at < n) {
-            g_narrowed[at] = g_narrowed[n - 1];
+            g_narrowed[at].store(g_narrowed[n - 1].load(std::memory_order_relaxed), std::memory_order_relaxed);
+            g_narrowed_seen[at] = g_narrowed_seen[n - 1];
             g_narrowed_count.store(n - 1, std::memory_order_release);
         }
     } else if (tid == 0 || (at == n && n == kNarrowedMax)) {
         g_program_binds.store(true, std::memory_order_release);  // cannot be followed: a binding
     } else if (at == n) {
-        g_narrowed[n] = tid;
+        g_narrowed[n].store(tid, std::memory_order_relaxed);
+        g_narrowed_seen[n] = false;
         g_narrowed_count.store(n + 1, std::memory_order_release);
+    } else {
+        g_narrowed_seen[at] = false;  // the program's own word now
     }
 }
 
@@ -205,16 +215,48 @@ bool covers_original(const cpu_set_t& m) {
 
 enum class Bindings { none, settling, kept };
 
+// g_apply_mutex held. A thread on a narrower mask that is not ours, set by a route no interposer
+// sees: a library dlopen'ed with RTLD_DEEPBIND (oneTBB's tbbbind loads hwloc so: its calls bind to
+// libc, not to us), or a raw system call (libomp's affinity code). Taken as the program's call.
+void note_narrowed(pid_t tid) {
+    int n = g_narrowed_count.load(std::memory_order_relaxed);
+    for (int i = 0; i < n; ++i)
+        if (g_narrowed[i].load(std::memory_order_relaxed) == tid) return;
+    if (n == kNarrowedMax) {
+        g_program_binds.store(true, std::memory_order_release);
+        return;
+    }
+    g_narrowed[n].store(tid, std::memory_order_relaxed);
+    g_narrowed_seen[n] = true;
+    g_narrowed_count.store(n + 1, std::memory_order_release);
+    ++g_program_calls;
+}
+
+// Whether a thread's mask `m` is one the program (or a library in it) chose: narrower than the
+// original, and neither ours now nor the one we set before (a thread we have not moved yet, or
+// one created by such a thread).
+bool foreign(const cpu_set_t& m) {
+    return !covers_original(m) && !CPU_EQUAL(&m, &g_last) && !CPU_EQUAL(&m, &g_previous);
+}
+
 // g_apply_mutex held. What the program's own setaffinity calls amount to now: none (then every
 // thread it took back to the whole mask is confined again), still settling (leave every thread
 // alone this cycle), or a binding it keeps.
 Bindings program_bindings() {
     if (g_program_binds.load(std::memory_order_acquire)) return Bindings::kept;
     int n = g_narrowed_count.load(std::memory_order_relaxed);
-    for (int i = 0; i < n;) {  // threads gone, or back on every CPU through a call we could not attribute
+    // Threads gone, or back on every CPU through a call we could not attribute; and those the
+    // controller found, once back on our mask (libomp's topology probe restores the mask it read).
+    for (int i = 0; i < n;) {
         cpu_set_t m;
-        if (!get_mask(g_narrowed[i], m) || covers_original(m)) g_narrowed[i] = g_narrowed[--n];
-        else ++i;
+        if (!get_mask(g_narrowed[i].load(std::memory_order_relaxed), m) || covers_original(m) ||
+            (g_narrowed_seen[i] && CPU_EQUAL(&m, &g_last))) {
+            --n;
+            g_narrowed[i].store(g_narrowed[n].load(std::memory_order_relaxed), std::memory_order_relaxed);
+            g_narrowed_seen[i] = g_narrowed_seen[n];
+        } else {
+            ++i;
+        }
     }
     g_narrowed_count.store(n, std::memory_order_release);
     if (n == 0) {
@@ -257,6 +299,7 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     if (whole && !active()) return true;
     if (g_threads.empty() || !CPU_EQUAL(&mask, &g_last)) {
         ++g_generation;
+        g_previous = g_threads.empty() ? g_original : g_last;
         g_last = mask;
         int spare = 1 - g_mask_index.load(std::memory_order_relaxed);
         g_masks[spare] = mask;
@@ -265,10 +308,22 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     // Active before the first thread is confined: from then on the interposers show the original.
     g_active.store(true, std::memory_order_release);
     std::vector<ThreadSeen> now;
+    const bool scan = ++g_applies % kScanApplies == 0;
     for (pid_t tid : list_threads()) {
         if (tid == skip_tid) continue;
         auto it = std::find_if(g_threads.begin(), g_threads.end(), [&](const ThreadSeen& t) { return t.tid == tid; });
-        if (it == g_threads.end() || it->generation != g_generation) {
+        bool current = it != g_threads.end() && it->generation == g_generation;
+        if (!current || scan) {  // never move a thread the program bound itself
+            cpu_set_t m;
+            if (get_mask(tid, m)) {
+                if (foreign(m)) {
+                    note_narrowed(tid);
+                    continue;
+                }
+                current = current && CPU_EQUAL(&m, &g_last);  // set back to every CPU: confine it again
+            }
+        }
+        if (!current) {
             int err = set_mask(tid, mask);
             if (err == EINVAL) {  // none of these CPUs is allowed any more (a cpuset changed)
                 g_why_off = "the job's CPUs are no longer allowed (cpuset changed)";
@@ -305,10 +360,18 @@ void release(bool spread) noexcept {
             if (CPU_ISSET(c, &g_last)) order.push_back(c);
     }
     std::size_t next = 0;
-    // Only threads still on our mask: a thread the program bound itself keeps its own.
+    // Only threads still on our mask: a thread the program bound itself keeps its own, also one it
+    // bound to our very mask where we know it (ProgramSetsMask; one bound by a raw system call to
+    // exactly our mask cannot be told from ours, and goes back to the original mask).
+    const int narrowed = g_narrowed_count.load(std::memory_order_acquire);
+    auto bound_by_program = [narrowed](pid_t tid) {
+        for (int i = 0; i < narrowed; ++i)
+            if (g_narrowed[i].load(std::memory_order_relaxed) == tid) return true;
+        return false;
+    };
     for (pid_t tid : list_threads()) {
         cpu_set_t m;
-        if (!get_mask(tid, m) || !CPU_EQUAL(&m, &g_last)) continue;
+        if (!get_mask(tid, m) || !CPU_EQUAL(&m, &g_last) || bound_by_program(tid)) continue;
         if (!order.empty()) {  // one CPU for a moment: the kernel moves the thread there at once
             cpu_set_t one;
             CPU_ZERO(&one);

@@ -67,7 +67,10 @@ void release(bool spread = false) noexcept;
 // confinement for good (the controller releases at its next cycle; threads the program bound
 // keep their masks). One that it takes back is no binding: hwloc's topology discovery (GROMACS,
 // Open MPI and other hwloc users) binds the calling thread to each CPU in turn and then restores
-// its mask; the controller waits for the program's calls to settle, then confines again.
+// its mask; the controller waits for the program's calls to settle, then confines again. The
+// controller also reads the threads' masks back (a thread before it moves it, all of them every
+// 20 cycles): a narrower mask that is not ours was set by a route no interposer sees (a library
+// dlopen'ed RTLD_DEEPBIND, a raw system call) and counts as such a call.
 class ProgramSetsMask {
 public:
     ProgramSetsMask() noexcept;

@@ -4,8 +4,11 @@
  * must go on confining the job (it once stopped for good at the first sched_setaffinity, so
  * GROMACS kept 2 CPUs at allotment 1). "pin" then binds every OpenMP thread to one CPU of its own,
  * as GROMACS's `mdrun -pin on` does: a binding the program keeps, which the shim must respect.
- *   omp_hwloc probe|pin ROUNDS ITERS     ROUNDS regions of a static loop of ITERS steps in all
- * stdout: "omp_hwloc pus <n> checksum=<c>" (the same for every team size). */
+ * "rawpin" binds them so halfway through, with the raw system call, as libomp's affinity code and
+ * libraries dlopen'ed with RTLD_DEEPBIND (oneTBB's tbbbind loads hwloc so) do: no interposer sees it.
+ *   omp_hwloc probe|pin|rawpin ROUNDS ITERS     ROUNDS regions of a static loop of ITERS steps in all
+ * stdout: "omp_hwloc pus <n> checksum=<c>" (the same for every team size); stderr, pinned:
+ * "pins lost <l> of <n>": threads no longer on the one CPU they chose at the end (raw system call). */
 #define _GNU_SOURCE
 #include <hwloc.h>
 #include <omp.h>
@@ -13,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* Fixed work: the same instructions whatever the machine or the team. */
 static uint64_t work(uint64_t seed, long iters) {
@@ -24,12 +29,35 @@ static uint64_t work(uint64_t seed, long iters) {
     return x >> 33;
 }
 
+/* The CPU a thread is pinned to: the n-th of the process's mask at its start. */
+static cpu_set_t start_mask;
+static int nth_cpu(int n) {
+    int count = CPU_COUNT(&start_mask), seen = 0;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &start_mask) && seen++ == n % count) return c;
+    return 0;
+}
+
+/* Raw system calls: what the kernel has, whatever an interposer would answer. */
+static int raw_pin(int cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return syscall(SYS_sched_setaffinity, 0, sizeof one, &one) == 0 ? 0 : 1;
+}
+static int raw_is_pinned(int cpu) {
+    cpu_set_t m;
+    CPU_ZERO(&m);
+    return syscall(SYS_sched_getaffinity, 0, sizeof m, &m) > 0 && CPU_COUNT(&m) == 1 && CPU_ISSET(cpu, &m);
+}
+
 int main(int argc, char** argv) {
-    if (argc != 4 || (strcmp(argv[1], "probe") != 0 && strcmp(argv[1], "pin") != 0)) {
-        fprintf(stderr, "usage: omp_hwloc probe|pin ROUNDS ITERS\n");
+    if (argc != 4 || (strcmp(argv[1], "probe") != 0 && strcmp(argv[1], "pin") != 0 && strcmp(argv[1], "rawpin") != 0)) {
+        fprintf(stderr, "usage: omp_hwloc probe|pin|rawpin ROUNDS ITERS\n");
         return 2;
     }
-    const int pin = strcmp(argv[1], "pin") == 0;
+    const int pin = strcmp(argv[1], "pin") == 0, rawpin = strcmp(argv[1], "rawpin") == 0;
+    if (syscall(SYS_sched_getaffinity, 0, sizeof start_mask, &start_mask) <= 0) return 1;
     const int rounds = atoi(argv[2]);
     const long iters = atol(argv[3]);
     hwloc_topology_t topology;
@@ -42,14 +70,25 @@ int main(int argc, char** argv) {
     if (pin) {
 #pragma omp parallel reduction(+ : failed)
         {
-            hwloc_obj_t pu = hwloc_get_obj_by_type(topology, HWLOC_OBJ_PU, omp_get_thread_num() % pus);
-            failed += hwloc_set_cpubind(topology, pu->cpuset, HWLOC_CPUBIND_THREAD) != 0;
+            hwloc_bitmap_t one = hwloc_bitmap_alloc();
+            hwloc_bitmap_only(one, (unsigned)nth_cpu(omp_get_thread_num()));
+            failed += hwloc_set_cpubind(topology, one, HWLOC_CPUBIND_THREAD) != 0;
+            hwloc_bitmap_free(one);
         }
     }
     uint64_t sum = 0;
     for (int r = 0; r < rounds; ++r) {
+        if (rawpin && r == rounds / 2) {
+#pragma omp parallel reduction(+ : failed)
+            failed += raw_pin(nth_cpu(omp_get_thread_num()));
+        }
 #pragma omp parallel for schedule(static) reduction(+ : sum)
         for (int i = 0; i < 64; ++i) sum += work((uint64_t)r * 1000003u + (uint64_t)i, iters / 64);
+    }
+    int lost = 0;
+    if (pin || rawpin) {
+#pragma omp parallel reduction(+ : lost)
+        lost += !raw_is_pinned(nth_cpu(omp_get_thread_num()));
     }
     hwloc_topology_destroy(topology);
     if (failed) {
@@ -57,5 +96,6 @@ int main(int argc, char** argv) {
         return 1;
     }
     printf("omp_hwloc pus %d checksum=%llu\n", pus, (unsigned long long)sum);
+    if (pin || rawpin) fprintf(stderr, "pins lost %d of %d\n", lost, omp_get_max_threads());
     return 0;
 }
