@@ -73,6 +73,47 @@ struct ApplyLock {
     ApplyLock& operator=(const ApplyLock&) = delete;
 };
 
+// A mask of `size` bytes that includes every CPU of the original mask: no binding.
+bool covers_original(const cpu_set_t* m, size_t size) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &g_original) && !CPU_ISSET_S(cpu, size, m)) return false;
+    return true;
+}
+bool covers_original(const cpu_set_t& m) { return covers_original(&m, sizeof m); }
+
+// The list of threads the program narrowed (g_narrowed): where tid is among the first n, or n.
+int narrowed_at(pid_t tid, int n) {
+    int at = 0;
+    while (at < n && g_narrowed[at].load(std::memory_order_relaxed) != tid) ++at;
+    return at;
+}
+
+// g_apply_mutex held. Lists tid (`seen`: found by the controller; a call the program made clears
+// that); a full list is a binding that cannot be followed. True if tid was not listed before.
+bool narrowed_add(pid_t tid, bool seen) {
+    const int n = g_narrowed_count.load(std::memory_order_relaxed);
+    const int at = narrowed_at(tid, n);
+    if (at < n) {
+        g_narrowed_seen[at] = g_narrowed_seen[at] && seen;
+        return false;
+    }
+    if (n == kNarrowedMax) {
+        g_program_binds.store(true, std::memory_order_release);
+        return false;
+    }
+    g_narrowed[n].store(tid, std::memory_order_relaxed);
+    g_narrowed_seen[n] = seen;
+    g_narrowed_count.store(n + 1, std::memory_order_release);
+    return true;
+}
+
+// g_apply_mutex held. Takes entry `at` of the first n off the list (the last one moves there).
+void narrowed_drop(int at, int n) {
+    g_narrowed[at].store(g_narrowed[n - 1].load(std::memory_order_relaxed), std::memory_order_relaxed);
+    g_narrowed_seen[at] = g_narrowed_seen[n - 1];
+    g_narrowed_count.store(n - 1, std::memory_order_release);
+}
+
 // Controller thread only.
 struct ThreadSeen {
     pid_t tid;
@@ -178,26 +219,16 @@ ProgramSetsMask::ProgramSetsMask() noexcept { pthread_mutex_lock(&g_apply_mutex)
 
 ProgramSetsMask::~ProgramSetsMask() { pthread_mutex_unlock(&g_apply_mutex); }
 
-void ProgramSetsMask::done(pid_t tid, bool covers) noexcept {
+void ProgramSetsMask::done(pid_t tid, size_t size, const cpu_set_t* mask) noexcept {
     ++g_program_calls;
-    int n = g_narrowed_count.load(std::memory_order_relaxed);
-    int at = 0;
-    while (at < n && g_narrowed[at].load(std::memory_order_relaxed) != tid) ++at;
-    if (covers) {  // back on every CPU: confinement lost on that thread, no binding any more
+    if (covers_original(mask, size)) {  // back on every CPU: confinement lost on that thread, no binding any more
         g_reconfine = true;
-        if (at < n) {
-            g_narrowed[at].store(g_narrowed[n - 1].load(std::memory_order_relaxed), std::memory_order_relaxed);
-            g_narrowed_seen[at] = g_narrowed_seen[n - 1];
-            g_narrowed_count.store(n - 1, std::memory_order_release);
-        }
-    } else if (tid == 0 || (at == n && n == kNarrowedMax)) {
+        const int n = g_narrowed_count.load(std::memory_order_relaxed);
+        if (const int at = narrowed_at(tid, n); at < n) narrowed_drop(at, n);
+    } else if (tid == 0) {
         g_program_binds.store(true, std::memory_order_release);  // cannot be followed: a binding
-    } else if (at == n) {
-        g_narrowed[n].store(tid, std::memory_order_relaxed);
-        g_narrowed_seen[n] = false;
-        g_narrowed_count.store(n + 1, std::memory_order_release);
     } else {
-        g_narrowed_seen[at] = false;  // the program's own word now
+        narrowed_add(tid, /*seen=*/false);
     }
 }
 
@@ -207,29 +238,13 @@ bool program_bound() noexcept {
 
 namespace {
 
-bool covers_original(const cpu_set_t& m) {
-    cpu_set_t both;
-    CPU_AND(&both, &m, &g_original);
-    return CPU_EQUAL(&both, &g_original);
-}
-
 enum class Bindings { none, settling, kept };
 
 // g_apply_mutex held. A thread on a narrower mask that is not ours, set by a route no interposer
 // sees: a library dlopen'ed with RTLD_DEEPBIND (oneTBB's tbbbind loads hwloc so: its calls bind to
 // libc, not to us), or a raw system call (libomp's affinity code). Taken as the program's call.
 void note_narrowed(pid_t tid) {
-    int n = g_narrowed_count.load(std::memory_order_relaxed);
-    for (int i = 0; i < n; ++i)
-        if (g_narrowed[i].load(std::memory_order_relaxed) == tid) return;
-    if (n == kNarrowedMax) {
-        g_program_binds.store(true, std::memory_order_release);
-        return;
-    }
-    g_narrowed[n].store(tid, std::memory_order_relaxed);
-    g_narrowed_seen[n] = true;
-    g_narrowed_count.store(n + 1, std::memory_order_release);
-    ++g_program_calls;
+    if (narrowed_add(tid, /*seen=*/true)) ++g_program_calls;
 }
 
 // Whether a thread's mask `m` is one the program (or a library in it) chose: narrower than the
@@ -250,15 +265,11 @@ Bindings program_bindings() {
     for (int i = 0; i < n;) {
         cpu_set_t m;
         if (!get_mask(g_narrowed[i].load(std::memory_order_relaxed), m) || covers_original(m) ||
-            (g_narrowed_seen[i] && CPU_EQUAL(&m, &g_last))) {
-            --n;
-            g_narrowed[i].store(g_narrowed[n].load(std::memory_order_relaxed), std::memory_order_relaxed);
-            g_narrowed_seen[i] = g_narrowed_seen[n];
-        } else {
+            (g_narrowed_seen[i] && CPU_EQUAL(&m, &g_last)))
+            narrowed_drop(i, n--);
+        else
             ++i;
-        }
     }
-    g_narrowed_count.store(n, std::memory_order_release);
     if (n == 0) {
         g_settling = 0;
         g_calls_seen = g_program_calls;
@@ -364,14 +375,9 @@ void release(bool spread) noexcept {
     // bound to our very mask where we know it (ProgramSetsMask; one bound by a raw system call to
     // exactly our mask cannot be told from ours, and goes back to the original mask).
     const int narrowed = g_narrowed_count.load(std::memory_order_acquire);
-    auto bound_by_program = [narrowed](pid_t tid) {
-        for (int i = 0; i < narrowed; ++i)
-            if (g_narrowed[i].load(std::memory_order_relaxed) == tid) return true;
-        return false;
-    };
     for (pid_t tid : list_threads()) {
         cpu_set_t m;
-        if (!get_mask(tid, m) || !CPU_EQUAL(&m, &g_last) || bound_by_program(tid)) continue;
+        if (!get_mask(tid, m) || !CPU_EQUAL(&m, &g_last) || narrowed_at(tid, narrowed) < narrowed) continue;
         if (!order.empty()) {  // one CPU for a moment: the kernel moves the thread there at once
             cpu_set_t one;
             CPU_ZERO(&one);

@@ -61,9 +61,9 @@ void release(bool spread = false) noexcept;
 
 // The program sets a thread's affinity itself (the interposed setaffinity functions). Held around
 // the real call, so that no apply() runs between the call and its record:
-//     ProgramSetsMask record;  rc = real(...);  if (rc == 0) record.done(tid, covers);
-// `tid`: the thread bound (0: another thread, which cannot be named); `covers`: the mask set
-// includes every CPU of the original mask. A narrower mask that the program keeps stops
+//     ProgramSetsMask record;  rc = real(...);  if (rc == 0) record.done(tid, size, mask);
+// `tid`: the thread bound (0: another thread, which cannot be named); `mask`, `size` bytes: the
+// mask set (one that includes every CPU of the original mask binds nothing). A narrower mask that the program keeps stops
 // confinement for good (the controller releases at its next cycle; threads the program bound
 // keep their masks). One that it takes back is no binding: hwloc's topology discovery (GROMACS,
 // Open MPI and other hwloc users) binds the calling thread to each CPU in turn and then restores
@@ -75,7 +75,7 @@ class ProgramSetsMask {
 public:
     ProgramSetsMask() noexcept;
     ~ProgramSetsMask();
-    void done(pid_t tid, bool covers) noexcept;
+    void done(pid_t tid, size_t size, const cpu_set_t* mask) noexcept;
     ProgramSetsMask(const ProgramSetsMask&) = delete;
     ProgramSetsMask& operator=(const ProgramSetsMask&) = delete;
 };

@@ -60,14 +60,6 @@ APSHIM_UNINSTRUMENTED void show_original(size_t size, cpu_set_t* mask) {
     std::memcpy(mask, &apshim::confine::original(), size < sizeof(cpu_set_t) ? size : sizeof(cpu_set_t));
 }
 
-// A mask of `size` bytes that includes every CPU of the original mask: no binding.
-APSHIM_UNINSTRUMENTED bool covers_original(size_t size, const cpu_set_t* mask) {
-    const cpu_set_t& original = apshim::confine::original();
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-        if (CPU_ISSET(cpu, &original) && !CPU_ISSET_S(cpu, size, mask)) return false;
-    return true;
-}
-
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED long sysconf(int name) {
@@ -117,7 +109,7 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int sche
     if (!ours(pid)) return real(pid, size, mask);
     apshim::confine::ProgramSetsMask record;
     int rc = real(pid, size, mask);
-    if (rc == 0) record.done(pid == 0 ? static_cast<pid_t>(syscall(SYS_gettid)) : pid, covers_original(size, mask));
+    if (rc == 0) record.done(pid == 0 ? static_cast<pid_t>(syscall(SYS_gettid)) : pid, size, mask);
     return rc;
 }
 
@@ -130,7 +122,6 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int pthr
     apshim::confine::ProgramSetsMask record;
     int rc = real(thread, size, mask);
     if (rc == 0)  // another thread than the caller cannot be named here: 0
-        record.done(pthread_equal(thread, pthread_self()) ? static_cast<pid_t>(syscall(SYS_gettid)) : 0,
-                    covers_original(size, mask));
+        record.done(pthread_equal(thread, pthread_self()) ? static_cast<pid_t>(syscall(SYS_gettid)) : 0, size, mask);
     return rc;
 }

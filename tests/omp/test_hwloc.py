@@ -45,7 +45,6 @@ for mode in ("probe", "pin", "rawpin"):
         check.expect(used is not None and used <= 1.15, f"probe: at most about one processor busy ({used and round(used, 2)})")
     else:
         check.expect(stopped in err, f"{mode}: the shim says it stops confining ({err.strip()[:300]})")
-    if mode != "probe":
         lost = [tuple(map(int, m.groups())) for m in re.finditer(r"pins lost (\d+) of (\d+)", native.stderr + "\n" + err)]
         allowed = 0 if mode == "pin" else 1
         check.expect(len(lost) == 2 and lost[0][0] == 0 and lost[1][0] <= allowed and lost[1][1] >= 2,
