@@ -35,9 +35,10 @@ class ConfineCheck {
 public:
     enum class Phase { idle, start, confined, probe, hold };
 
-    // Timing of probes and holds (ns). The start (kStartNs unconfined) is compared with the first
-    // kFirstCompareNs confined; the first probe after kFirstProbeNs confined (and once the
-    // confined window has kMinRefMarks marks, or kMaxRefNs passed), the next after kGrowth times
+    // Timing of probes and holds (ns). A confined window begins at its first mark (CPU time spent
+    // before it made none: serial code is no reference). The start (kStartNs unconfined) is
+    // compared with the window's first kFirstCompareNs; the first probe after a window of
+    // kFirstProbeNs (and once it has kMinRefMarks marks, or kMaxRefNs passed), the next after kGrowth times
     // as long when it found nothing, up to kMaxIntervalNs; a probe lasts kProbeNs; a hold starts at
     // kFirstHoldNs and doubles each time the job is found hand-over bound again, up to kMaxHoldNs.
     // A probe runs the job on all its CPUs: with 30 ms probes after 0.1, 0.3 and 0.7 s, a 0.8 s
@@ -95,7 +96,8 @@ private:
     bool decide(std::uint64_t now) noexcept;
 
     Phase phase_ = Phase::idle;
-    std::uint64_t since_ = 0;  // the phase began
+    std::uint64_t since_ = 0;      // the phase began
+    std::uint64_t ref_since_ = 0;  // confined: the window began (at its first mark, or with the phase)
     std::uint64_t probe_after_ = kFirstProbeNs;
     std::uint64_t hold_ns_ = kFirstHoldNs;
     Window ref_, probe_, compared_ref_;

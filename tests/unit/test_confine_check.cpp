@@ -197,3 +197,45 @@ TEST_CASE("confine_check: a job that leaves its confined CPU mostly idle is not 
     }
     REQUIRE(check.last_ratio() > ConfineCheck::kRatio);  // it would have been, by marks alone
 }
+
+TEST_CASE("confine_check: serial code before the first mark is no reference", "[confine_check]") {
+    // cdo: 1.4 s of set-up that makes no marks, then a phase of tiny regions, 60 marks per CPU-ms
+    // confined and 55 unconfined (compute-bound: the same either way). Counted from the start of
+    // confinement, the set-up's CPU time diluted the confined rate, and the first probe, meeting
+    // the regions, read 200x and held the job unconfined.
+    auto run = [](int serial_cycles, double confined_rate, double free_rate) {
+        ConfineCheck check;
+        std::uint64_t now = 0;
+        bool confined = false;
+        for (int i = 0; i < 2000; ++i) {
+            now += kCycle;
+            std::uint64_t cpu = (confined ? 1 : 2) * kCycle;
+            bool marking = i >= serial_cycles;
+            auto marks = static_cast<std::uint64_t>(marking ? (confined ? confined_rate : free_rate) * static_cast<double>(cpu) / kMs : 0);
+            confined = check.step(now, marks, cpu, confined ? 1 : 0, true);
+            if (check.phase() == Phase::hold) return true;
+        }
+        return false;
+    };
+    REQUIRE_FALSE(run(280, 60, 55));  // held before: the probe after 250 ms confined met the first regions
+    REQUIRE_FALSE(run(1, 60, 55));
+    // A hand-over-bound phase after the same set-up is still found (by the first probe 250 ms into it).
+    REQUIRE(run(280, 0.5, 50));
+}
+
+TEST_CASE("confine_check: the window begins at its first mark", "[confine_check]") {
+    // 1 s confined without marks, then marks: the first probe comes kFirstProbeNs after them.
+    ConfineCheck check;
+    std::uint64_t now = 0;
+    bool confined = false;
+    int first_probe = -1;
+    for (int i = 0; i < 1000 && first_probe < 0; ++i) {
+        now += kCycle;
+        std::uint64_t cpu = (confined ? 1 : 2) * kCycle;
+        std::uint64_t marks = i >= 200 ? 10 : 0;
+        confined = check.step(now, marks, cpu, confined ? 1 : 0, true);
+        if (check.phase() == Phase::probe) first_probe = i;
+    }
+    REQUIRE(first_probe * kCycle >= 200 * kCycle + ConfineCheck::kFirstProbeNs - kCycle);
+    REQUIRE(first_probe * kCycle <= 200 * kCycle + ConfineCheck::kFirstProbeNs + kCycle);
+}
