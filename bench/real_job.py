@@ -11,18 +11,23 @@ apshim-cap) becomes the program's own knob, and the job prints one line
     real_job.py sklearn DIR [--threads N]       tests/real/sklearn_work.py: scikit-learn gradient boosting
     real_job.py opencv DIR [--threads N]        tests/real/opencv_work.py: OpenCV filters (oneTBB, via Python)
     real_job.py tesseract DIR [--threads N]     tesseract OCR of DIR/page.png (OpenMP, libgomp, num_threads(4))
+    real_job.py xtb DIR [--threads N]           xtb: caffeine's geometry optimized, then its frequencies (quick:
+                                                optimized only)
+                                                (OpenMP on libgomp beside Debian's default pthreads OpenBLAS)
 
 Without --threads each program does what it does by default on this machine: gm, OpenBLAS and
 scikit-learn start one OpenMP thread per CPU; flexbar (default one thread) gets `-n <CPUs>`, what
 a user would type; OpenCV runs its oneTBB arena at one thread per CPU; tesseract's teams have 4
 threads whatever the CPUs (num_threads(4)). With --threads N: OMP_NUM_THREADS=N (gm, OpenBLAS,
 scikit-learn), `flexbar -n N`, cv2.setNumThreads(N) (OpenCV), OMP_THREAD_LIMIT=N (tesseract, whose
-num_threads clause overrides OMP_NUM_THREADS: the knob its users are told to set). The inputs'
+num_threads clause overrides OMP_NUM_THREADS: the knob its users are told to set),
+OMP_NUM_THREADS=N for xtb (which its pthreads OpenBLAS reads too). The inputs'
 sizes (written by `prepare`, --quick for smaller ones) decide the run times: about 2-5 s each
 alone natively on 2 idle cores (quick: about 1 s).
 """
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -47,6 +52,55 @@ REPEAT = max(1, int(os.environ.get("BENCH_REPEAT", "1")))
 # (OMP_NUM_THREADS=N, `flexbar -n N`, cv2.setNumThreads(N)), as a program sized for a machine with
 # N cores runs here. bench/run.py drops the caller's OMP_* variables, so this is the way to ask.
 WIDTH = int(os.environ["BENCH_WIDTH"]) if os.environ.get("BENCH_WIDTH") else None
+
+
+# xtb's molecule: caffeine, 24 atoms (Angstrom), small enough to need no prepared input file.
+CAFFEINE = """24
+caffeine
+C 1.0400 0.0640 -0.0130
+N 2.4950 0.0080 -0.0100
+C 3.2530 1.1360 -0.0100
+N 4.5460 0.8080 -0.0050
+C 4.6110 -0.5710 -0.0020
+C 3.3270 -1.0670 -0.0040
+C 3.0960 -2.4680 0.0000
+O 1.9700 -2.9660 -0.0010
+N 4.2120 -3.2750 0.0030
+C 4.0370 -4.7340 0.0070
+C 5.4960 -2.7410 0.0050
+O 6.4990 -3.4610 0.0080
+N 5.6750 -1.3820 0.0020
+C 7.0180 -0.8080 0.0050
+H 0.6760 -0.9640 -0.0130
+H 0.6860 0.5850 0.8810
+H 0.6820 0.5830 -0.9040
+H 2.8820 2.1500 -0.0130
+H 3.5080 -5.0470 0.9080
+H 3.5100 -5.0520 -0.8920
+H 5.0200 -5.2040 0.0090
+H 7.5800 -1.1410 0.8800
+H 7.5780 -1.1450 -0.8680
+H 6.9570 0.2800 0.0040
+"""
+
+
+def xtb_checksum(tmp):
+    """xtb's results rounded (total energy and free-energy terms to 1e-7 Eh, the gap to 1e-4 eV,
+    the optimized coordinates to 1e-3 Angstrom), hashed. Its floating-point sums depend on the
+    thread count (one thread against two: the 12th digit of the energy), and the static split runs
+    it with fewer threads, so its exact digits cannot be the check; under the shim (the same thread
+    count) they come out identical, which tests/real/RESULTS.md records."""
+    found = []
+    with open(os.path.join(tmp, "out.txt")) as f:
+        for line in f:
+            m = re.search(r"(TOTAL ENERGY|G\(RRHO\) w/o ZPVE|G\(RRHO\) contrib\.|HOMO-LUMO GAP)\s+(-?\d+\.\d+)", line)
+            if m:
+                found.append(f"{m.group(1)}={float(m.group(2)):.{4 if 'GAP' in m.group(1) else 7}f}")
+    with open(os.path.join(tmp, "xtbopt.xyz")) as f:
+        for line in f.read().splitlines()[2:]:
+            atom, *xyz = line.split()
+            found.append(atom + " ".join(f"{float(v):.3f}" for v in xyz))
+    return hashlib.sha256("\n".join(found).encode()).hexdigest()[:16]
 
 
 def sha(path):
@@ -114,6 +168,15 @@ def run_once(kind, folder, quick, threads, env):
                                 os.path.join(folder, "reads.fa"), "-n", str(n), "-t", prefix], env=env,
                                stdout=subprocess.DEVNULL)
             line = f"flexbar reads={READS[quick]} checksum={sha(prefix + '.fastq') if r.returncode == 0 else 'none'}"
+        elif kind == "xtb":
+            if not os.path.exists("/usr/bin/xtb"):
+                sys.exit("real_job.py: xtb is not installed (Debian: apt-get install xtb)")
+            with open(os.path.join(tmp, "caffeine.xyz"), "w") as f:
+                f.write(CAFFEINE)
+            with open(os.path.join(tmp, "out.txt"), "w") as out:
+                r = subprocess.run(["/usr/bin/xtb", "caffeine.xyz", "--opt" if quick else "--ohess"], env=env, cwd=tmp, stdout=out,
+                                   stderr=subprocess.DEVNULL)
+            line = f"xtb caffeine {'opt' if quick else 'ohess'} checksum={xtb_checksum(tmp) if r.returncode == 0 else 'none'}"
         else:
             sys.exit(f"real_job.py: unknown program {kind!r}\n{__doc__}")
     return line, r
@@ -132,7 +195,7 @@ def main(argv):
     with open(os.path.join(folder, "stamp")) as f:
         quick = "quick=True" in f.read()
     env = dict(os.environ)
-    if threads is not None and kind in ("gm", "numpy", "sklearn"):
+    if threads is not None and kind in ("gm", "numpy", "sklearn", "xtb"):
         env["OMP_NUM_THREADS"] = str(threads)
     start = time.monotonic()
     for _ in range(REPEAT):

@@ -291,9 +291,12 @@ REAL_NOTE = ("Unmodified Debian programs through bench/real_job.py (its output h
              "removal (oneTBB), sklearn = tests/real/sklearn_work.py (scikit-learn gradient boosting: thousands "
              "of short OpenMP regions a second, libgomp loaded RTLD_LOCAL by python), opencv = tests/real/opencv_work.py "
              "(OpenCV image filters on oneTBB, both loaded RTLD_LOCAL by python), tesseract = OCR of a printed page "
-             "(libgomp, teams of num_threads(4) for every LSTM step). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
+             "(libgomp, teams of num_threads(4) for every LSTM step), xtb = semi-empirical quantum chemistry (caffeine "
+             "optimized, then its frequencies: OpenMP on libgomp beside Debian's default pthreads OpenBLAS, whose own "
+             "threads spin in sched_yield while they wait, OpenBLAS#3187; its results rounded before hashing, since its "
+             "sums differ in the 12th digit with the thread count). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
              "`-n <CPUs>`, since its default is one thread), so the pair oversubscribes. `static`: each job limited "
-             "to P/2 through its own knob, OMP_NUM_THREADS=P/2 for gm, OpenBLAS and scikit-learn and `flexbar -n P/2` (no "
+             "to P/2 through its own knob, OMP_NUM_THREADS=P/2 for gm, OpenBLAS, scikit-learn and xtb and `flexbar -n P/2` (no "
              "taskset: the threads may still run on any CPU), cv2.setNumThreads(P/2) for OpenCV, OMP_THREAD_LIMIT=P/2 for "
              "tesseract (its num_threads(4) overrides OMP_NUM_THREADS). `backoff-1ms`: the shim's own spin-wait setting "
              "(GOMP_SPINCOUNT=1000) without it, to tell its allotment from its shorter spinning. `apshim`: plain "
@@ -346,6 +349,10 @@ ALL = {
     "real_tesseract": real_solo,
     "real_tesseract_sklearn": lambda build, P, quick=False: real_pair(build, P, quick, "tesseract", "sklearn"),
     "real_tesseract_gm": lambda build, P, quick=False: real_pair(build, P, quick, "tesseract", "gm"),
+    # xtb: an OpenMP program whose pthreads OpenBLAS oversubscribes it by itself (slower with two
+    # threads than with one, natively); alone and beside gm.
+    "real_xtb": lambda build, P, quick=False: real_solo(build, P, quick, "xtb"),
+    "real_xtb_gm": lambda build, P, quick=False: real_pair(build, P, quick, "xtb", "gm"),
     "loopy_inst": loopy_inst,
     "phases_pair": phases_pair,
     "tbb_pair": tbb_pair,
