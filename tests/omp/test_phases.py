@@ -9,7 +9,10 @@ co-runner it must stay confined (no `handover` rows, nothing said on stderr) whi
 ends are still counted (the idle check's progress: trace column region_ends); same answer as
 natively, there, alone and at APSHIM_P=8. With region ends as marks (da7e025) the start read about 1000x as far as the first 50 ms confined.
 The clang build (libomp) failed the same way until its join barriers were told from loops' barriers
-(adapters/omp/ompt_hooks.cpp, ends_region): at b4cdbd4, 586-690x in 3 of 3 runs, no region end counted."""
+(adapters/omp/ompt_hooks.cpp, ends_region): at b4cdbd4, 586-690x in 3 of 3 runs, no region end counted.
+Then cdo's shape: serial code after the start (CPU without marks), then a dynamic loop (chunks are
+marks). It must be probed and kept confined: with the confined window counted from the start of
+confinement rather than from its first mark, the probe that met the first chunks read 84-399x (26cc5e3)."""
 import sys
 
 from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus
