@@ -28,35 +28,34 @@ def checksum(out):
     return words.get("checksum")
 
 
+def throttled(tag, args):
+    """`args` natively, then throttled beside a stand-in co-runner, checked for the native answer and
+    for saying nothing about hand-overs: (the native run, the throttled run's trace rows, their
+    phases in order)."""
+    native = shim.run(args, shim.env(preload=False), timeout=60)
+    check.expect(native.returncode == 0 and checksum(native.stdout),
+                 f"{tag}: runs natively ({native.returncode}: {native.stdout.strip()})")
+    env = shim.env(P=2, gat=shim.path(f"throttled-{tag}"), trace=shim.path(f"trace-{tag}-%p.csv"))
+    with CoRunner(shim, env, 2):
+        r = shim.run(args, env, timeout=60)
+    check.expect(r.returncode == 0 and checksum(r.stdout) == checksum(native.stdout),
+                 f"{tag}, throttled: the native answer ({r.stdout.strip()} vs {native.stdout.strip()})")
+    check.expect("hand work" not in r.stderr, f"{tag}, throttled: nothing said about hand-overs ({r.stderr.strip()[:200]})")
+    rows = shim.trace_rows(f"trace-{tag}-")
+    return native, rows, phases_in_order(rows)
+
+
 args = [prog, "60", "25", "20"]
-native = shim.run(args, shim.env(preload=False), timeout=60)
-check.expect(native.returncode == 0 and checksum(native.stdout), f"runs natively ({native.returncode}: {native.stdout.strip()})")
-env = shim.env(P=2, gat=shim.path("throttled"), trace=shim.path("trace-%p.csv"))
-with CoRunner(shim, env, 2):
-    r = shim.run(args, env, timeout=60)
-check.expect(r.returncode == 0 and checksum(r.stdout) == checksum(native.stdout),
-             f"throttled: the native answer ({r.stdout.strip()} vs {native.stdout.strip()})")
-rows = shim.trace_rows("trace-")
-phases = phases_in_order(rows)
-check.expect(rows and "handover" not in phases, f"throttled: never left unconfined as hand-over bound (phases in order {phases[:8]})")
-check.expect("hand work" not in r.stderr, f"throttled: nothing said about hand-overs ({r.stderr.strip()[:200]})")
+native, rows, phases = throttled("burst", args)
+check.expect(rows and "handover" not in phases, f"burst, throttled: never left unconfined as hand-over bound (phases in order {phases[:8]})")
 ends = sum(row["region_ends"] for row in rows)
-check.expect(ends > 100, f"throttled: the region ends were counted ({ends}; the idle check's progress)")
+check.expect(ends > 100, f"burst, throttled: the region ends were counted ({ends}; the idle check's progress)")
 # Serial code, then marks (cdo: 1.4 s of set-up, then tiny regions): the confined window begins at
 # its first mark. Counted from the start of confinement instead, the set-up's CPU time diluted it,
 # and the probe that met the first chunks read about 100x: held unconfined, said on stderr.
-serial_args = [prog, "60", "0", "20", "400", "600"]
-native_serial = shim.run(serial_args, shim.env(preload=False), timeout=60)
-env_s = shim.env(P=2, gat=shim.path("throttled-serial"), trace=shim.path("trace-serial-%p.csv"))
-with CoRunner(shim, env_s, 2):
-    rs = shim.run(serial_args, env_s, timeout=60)
-check.expect(rs.returncode == 0 and checksum(rs.stdout) == checksum(native_serial.stdout),
-             f"serial, then chunks, throttled: the native answer ({rs.stdout.strip()} vs {native_serial.stdout.strip()})")
-rows_s = shim.trace_rows("trace-serial-")
-phases_s = phases_in_order(rows_s)
+_, rows_s, phases_s = throttled("serial", [prog, "60", "0", "20", "400", "600"])
 check.expect(rows_s and "probe" in phases_s and "handover" not in phases_s,
              f"serial, then chunks, throttled: probed and kept confined (phases in order {phases_s[:8]})")
-check.expect("hand work" not in rs.stderr, f"serial, then chunks: nothing said about hand-overs ({rs.stderr.strip()[:200]})")
 # The other modes: alone, and with APSHIM_P above the cores.
 for tag, extra in (("alone", {}), ("P=8", {"P": 8})):
     m = shim.run(args, shim.env(gat=shim.path(f"gat-{tag}"), **extra), timeout=60)
