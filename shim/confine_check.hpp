@@ -52,6 +52,9 @@ public:
     static constexpr std::uint64_t kProbeNs = 15'000'000;
     static constexpr std::uint64_t kFirstHoldNs = 1'000'000'000;
     static constexpr std::uint64_t kMaxHoldNs = 32'000'000'000;
+    // The reference a probe is compared with: the confined window's last kRecentNs to 2 kRecentNs
+    // when they have kMinProbeMarks, else the whole window (choose_reference).
+    static constexpr std::uint64_t kRecentNs = 250'000'000;
     static constexpr std::uint64_t kMinRefMarks = 4;
     static constexpr std::uint64_t kMinProbeMarks = 8;
     // The yardstick of issue #13: a throttled program may take at most 3x its one-thread time.
@@ -91,6 +94,11 @@ public:
 
 private:
     void start_confined(std::uint64_t now) noexcept;
+    // A confined cycle's counts, into the whole window and its recent part.
+    void add_confined(std::uint64_t now, std::uint64_t marks, std::uint64_t cpu_ns) noexcept;
+    // As the confined window ends (a probe begins, or the start is compared): the window to
+    // compare with, and how long it lasted (compared_ref_, ref_wall_ns_).
+    void choose_reference(std::uint64_t now) noexcept;
     // The end of a probe (or of the start): compare its window with the confined one, then hold
     // the job unconfined or confine it again. Returns whether to confine.
     bool decide(std::uint64_t now) noexcept;
@@ -101,6 +109,8 @@ private:
     std::uint64_t probe_after_ = kFirstProbeNs;
     std::uint64_t hold_ns_ = kFirstHoldNs;
     Window ref_, probe_, compared_ref_;
+    Window recent_, recent_prev_;    // the window's current and previous kRecentNs
+    std::uint64_t recent_since_ = 0, recent_prev_since_ = 0;
     std::uint64_t ref_wall_ns_ = 0;  // how long the compared confined window lasted
     int cpus_ = 0;                   // the most CPUs the job was confined to in that window
     double last_ratio_ = 0;

@@ -239,3 +239,31 @@ TEST_CASE("confine_check: the window begins at its first mark", "[confine_check]
     REQUIRE(first_probe * kCycle >= 200 * kCycle + ConfineCheck::kFirstProbeNs - kCycle);
     REQUIRE(first_probe * kCycle <= 200 * kCycle + ConfineCheck::kFirstProbeNs + kCycle);
 }
+
+TEST_CASE("confine_check: a probe is compared with the phase just before it", "[confine_check]") {
+    // RawTherapee: seconds of long regions of static loops (CPU, no marks), then a phase of marks,
+    // 60 per CPU-ms confined and 55 unconfined (compute-bound). Compared with the whole window
+    // (mostly the markless phase), a probe in the marking phase read 6x and held the job unconfined.
+    auto run = [](double confined_rate, double free_rate, int& compared) {
+        ConfineCheck check;
+        std::uint64_t now = 0;
+        bool confined = false;
+        compared = 0;
+        for (int i = 0; i < 16000; ++i) {  // 80 s
+            now += kCycle;
+            std::uint64_t cpu = (confined ? 1 : 2) * kCycle;
+            bool marking = (i * 5) % 6000 >= 4500;  // 4.5 s without marks, then 1.5 s with, over and over
+            double rate = confined ? confined_rate : free_rate;
+            auto marks = static_cast<std::uint64_t>(marking ? rate * static_cast<double>(cpu) / kMs : 0);
+            confined = check.step(now, marks, cpu, confined ? 1 : 0, true);
+            if (check.probe_ended() && check.last_ratio() > 0) ++compared;
+            if (check.phase() == Phase::hold) return true;
+        }
+        return false;
+    };
+    int compared = 0;
+    REQUIRE_FALSE(run(60, 55, compared));
+    REQUIRE(compared >= 2);  // probes met the marking phase, and were judged
+    // A hand-over-bound marking phase in the same pattern is still found.
+    REQUIRE(run(0.5, 50, compared));
+}
