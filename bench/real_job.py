@@ -11,9 +11,9 @@ apshim-cap) becomes the program's own knob, and the job prints one line
     real_job.py sklearn DIR [--threads N]       tests/real/sklearn_work.py: scikit-learn gradient boosting
     real_job.py opencv DIR [--threads N]        tests/real/opencv_work.py: OpenCV filters (oneTBB, via Python)
     real_job.py tesseract DIR [--threads N]     tesseract OCR of DIR/page.png (OpenMP, libgomp, num_threads(4))
-    real_job.py xtb DIR [--threads N]           xtb: caffeine's geometry optimized, then its frequencies (quick:
-                                                optimized only)
-                                                (OpenMP on libgomp beside Debian's default pthreads OpenBLAS)
+    real_job.py xtb DIR [--threads N]           xtb: caffeine's geometry optimized, then its frequencies
+                                                (quick: optimized only; OpenMP on libgomp beside Debian's
+                                                default pthreads OpenBLAS)
 
 Without --threads each program does what it does by default on this machine: gm, OpenBLAS and
 scikit-learn start one OpenMP thread per CPU; flexbar (default one thread) gets `-n <CPUs>`, what
@@ -173,10 +173,11 @@ def run_once(kind, folder, quick, threads, env):
                 sys.exit("real_job.py: xtb is not installed (Debian: apt-get install xtb)")
             with open(os.path.join(tmp, "caffeine.xyz"), "w") as f:
                 f.write(CAFFEINE)
+            task = "opt" if quick else "ohess"
             with open(os.path.join(tmp, "out.txt"), "w") as out:
-                r = subprocess.run(["/usr/bin/xtb", "caffeine.xyz", "--opt" if quick else "--ohess"], env=env, cwd=tmp, stdout=out,
+                r = subprocess.run(["/usr/bin/xtb", "caffeine.xyz", "--" + task], env=env, cwd=tmp, stdout=out,
                                    stderr=subprocess.DEVNULL)
-            line = f"xtb caffeine {'opt' if quick else 'ohess'} checksum={xtb_checksum(tmp) if r.returncode == 0 else 'none'}"
+            line = f"xtb caffeine {task} checksum={xtb_checksum(tmp) if r.returncode == 0 else 'none'}"
         else:
             sys.exit(f"real_job.py: unknown program {kind!r}\n{__doc__}")
     return line, r
