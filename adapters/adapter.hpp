@@ -38,8 +38,8 @@ struct Sample {
     // the job makes per CPU-second tells the controller whether confinement slows its hand-overs
     // (shim/confine_check.hpp).
     std::uint64_t marks = 0;
-    // OpenMP region ends (threads' arrivals at a region's end barrier) since the previous sample, counted
-    // while timed: more progress for the idle check only (adapters/common/busy.hpp, region_ends).
+    // OpenMP region ends (threads' arrivals at a region's end barrier) since the previous sample, timed
+    // or not: more progress for the idle and width checks only (adapters/common/busy.hpp, region_ends).
     std::uint64_t region_ends = 0;
 };
 

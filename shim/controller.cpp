@@ -19,6 +19,7 @@
 #include "shim/idle_check.hpp"
 #include "shim/log.hpp"
 #include "shim/trace.hpp"
+#include "shim/width_check.hpp"
 
 namespace apshim {
 
@@ -49,6 +50,9 @@ struct Controller::Impl {
     // Whether the idle processors make the job any faster (idle_check.hpp), fed each cycle with
     // its progress marks: a job they do not help keeps to its own.
     IdleCheck idle_check;
+    // Whether all of its processors make the job any faster than half of them (width_check.hpp),
+    // fed each cycle with its progress marks: a job faster on fewer asks for fewer.
+    WidthCheck width_check;
     // The CPU quota of the job's cgroup as last read (default_processors()), re-read once a
     // second: a container resized in place (Kubernetes in-place resize) changes the table's P
     // for the jobs in it. 0 when P did not come from the quota (APSHIM_P, or set by code).
@@ -72,6 +76,18 @@ struct Controller::Impl {
 // the estimator measures the job at the width it really runs at.
 static gat::ProcSet usable_procs(const gat::ProcSet& own, const gat::ProcSet& idle, bool use_idle) noexcept {
     return use_idle ? own | idle : own;
+}
+
+// The first `n` processors of `set` in index order (placement's topology order: a probe of the
+// width check keeps the ones that share caches).
+static gat::ProcSet first_procs(const gat::ProcSet& set, int n) noexcept {
+    gat::ProcSet out;
+    for (int i = 0; i < gat::kMaxProcessors && n > 0; ++i)
+        if (set[i]) {
+            out.set(i);
+            --n;
+        }
+    return out;
 }
 
 // The process's CPU time, every thread's (the controller's own is a small constant share).
@@ -394,6 +410,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
             publish = std::max(desire, s.desire);
         }
     }
+    // A job the width check found faster on fewer processors asks for no more for now.
+    if (int cap = s.width_check.cap()) publish = std::min(publish, cap);
     if (!s.lent) {
         s.desire = publish;
         s.usage = publish_usage;
@@ -445,8 +463,21 @@ void Controller::cycle(std::uint64_t now) noexcept {
                 "than confined to its allotment's: running them unconfined (as without the shim) for %.0f s at a time, "
                 "then measuring again", s.check.last_ratio(), static_cast<double>(s.check.hold_ns()) / 1e9);
     }
+    // The width: only while the job holds processors that are CPUs of its own (not APSHIM_P above
+    // the cores) and no idle ones (those are the idle check's), and nothing else decides its CPUs.
+    bool width_checking = a > 0 && opts_.width_check && opts_.confine && !confine::why_off() && markable &&
+                          !s.check.suspends() && s.idle.count() == 0 && s.P <= CPU_COUNT(&confine::original());
+    s.width_check.step(now, marks + region_ends, s.procs.count(), width_checking);
+    if (s.width_check.decided())
+        log(LogLevel::debug, "width check: %.2fx the progress per second on %d of %d processors",
+            s.width_check.last_ratio(), s.width_check.probe_width(), s.procs.count());
+    if (s.width_check.first_narrowing_now())
+        log(LogLevel::info, "the job gets %.1fx as far per second on %d processors as on its %d: asking for no more "
+            "than %d (measured again now and then)", s.width_check.last_ratio(), s.width_check.probe_width(),
+            s.procs.count(), s.width_check.probe_width());
     // The idle processors: only while they are there to use and nothing else decides the job's CPUs.
-    bool idle_checking = a > 0 && opts_.use_idle && opts_.idle_check && opts_.confine && !confine::why_off();
+    bool idle_checking = a > 0 && opts_.use_idle && opts_.idle_check && opts_.confine && !confine::why_off() &&
+                         !s.width_check.narrows();
     s.idle_check.step(now, marks + region_ends, idle_checking && s.idle.count() > 0 && markable && !s.check.suspends());
     if (s.idle_check.probe_ended())
         log(LogLevel::debug, "idle check: %.2fx the progress per second without the idle processors", s.idle_check.last_ratio());
@@ -459,7 +490,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
                                threads_running(), timed ? "timed" : clocks ? "clocks" : "none",
                                checking && !confine::why_off() ? ConfineCheck::name(s.check.phase()) : "-", marks,
                                IdleCheck::name(s.idle_check.phase()),
-                               region_ends});
+                               region_ends, WidthCheck::name(s.width_check.phase())});
 }
 
 // Mutex held. 4. Adjust usage: split the allotment among the runtimes by their measured demand
@@ -478,7 +509,10 @@ void Controller::apply_allotment(bool confine_now) noexcept {
         }
     HostIdentity host(host_name_);
     int share[kMaxAdapters];
-    gat::ProcSet cpus = usable_procs(s.procs, s.idle, opts_.use_idle && s.idle_check.with_idle());
+    gat::ProcSet cpus = usable_procs(s.procs, s.idle, opts_.use_idle && s.idle_check.with_idle() && !s.width_check.narrows());
+    // A width probe runs the job on half its processors; narrowed, it keeps to as many as it asks
+    // for until DP's answer comes (the next cycle).
+    if (s.width_check.narrows()) cpus = first_procs(cpus, s.width_check.probe_width());
     int total = std::max(s.allotment, cpus.count());
     split_allotment(total, busy, n, share, n == s.split_n && total == s.split_total ? s.split : nullptr);
     std::copy(share, share + n, s.split);
@@ -673,6 +707,7 @@ void Controller::after_fork_child() noexcept {
         // it (the parent's windows and holds ran on the parent's threads).
         impl_->check = ConfineCheck{};
         impl_->idle_check = IdleCheck{};
+        impl_->width_check = WidthCheck{};
     }
 }
 

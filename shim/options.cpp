@@ -134,7 +134,7 @@ constinit const OptionSpec kSpecs[] = {
      }},
     {"APSHIM_TRACE", "--trace", "PATH", "file path, %p = pid", "(none)",
      "write one CSV row per est_cycle: time_ms, desire, allotment, usage, inefficiency, busy, cpus, "
-     "threads_running, measure, confine_check, marks, idle_check, region_ends (shim/README.md says what each means)",
+     "threads_running, measure, confine_check, marks, idle_check, region_ends, width_check (shim/README.md says what each means)",
      [](std::string_view t, Options& o) {
          if (t.empty() || t.size() > 200 || has_control(t)) return false;
          o.trace.assign(t);
@@ -178,6 +178,13 @@ constinit const OptionSpec kSpecs[] = {
      "hand work to each other thousands of times a second can be slower spread over more CPUs. 0 "
      "lets every job use the idle processors",
      [](std::string_view t, Options& o) { return parse_bool(t, o.idle_check); }},
+    {"APSHIM_WIDTH_CHECK", "--width-check", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
+     "1 compares, now and then, an OpenMP job's progress per second on all the processors it holds "
+     "and in a probe on half of them, and has a job that gets 1.25x as far on half ask for no more "
+     "than half, for 1 s to 32 s at a time, so that DP gives the rest to other jobs: threads that "
+     "spin on each other (sched_yield loops, more threads than CPUs) hand work over at once on "
+     "shared CPUs. 0 lets every job keep what DP gives it",
+     [](std::string_view t, Options& o) { return parse_bool(t, o.width_check); }},
     {"APSHIM_SHRINK_TEAMS", "--shrink-teams", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "0",
      "1 sizes default OpenMP teams to the allotment even while dynamic adjustment is off (as "
      "OMP_DYNAMIC=true allows). Risky: OpenMP then breaks its promise of omp_get_max_threads() "

@@ -32,14 +32,19 @@ namespace apshim {
 //   marks            the job's progress marks in the cycle (Sample::marks: tasks made and run,
 //                    chunks fetched, ordered turns, barriers and taskwaits entered; counted by
 //                    the OpenMP hooks while timed, 0 otherwise): what the confinement check
-//                    compares; the idle check counts region_ends too
+//                    compares; the idle and width checks count region_ends too
 //   idle_check       what the idle check (shim/idle_check.hpp) made of the cycle: "-" (nothing
 //                    checked: no idle processors, no marks, or a confinement check's start,
 //                    probe or hold), "idle" (the job uses the idle processors too), "probe"
 //                    (kept off them for a moment to compare), "declined" (they did not make it
 //                    faster: kept to its own processors for now)
-//   region_ends      OpenMP threads' arrivals at their regions' end barriers in the cycle, counted
-//                    while timed (Sample::region_ends): progress for the idle check only
+//   region_ends      OpenMP threads' arrivals at their regions' end barriers in the cycle, timed
+//                    or not (Sample::region_ends): progress for the idle and width checks only
+//   width_check      what the width check (shim/width_check.hpp) made of the cycle: "-" (nothing
+//                    checked: one processor, no marks, idle processors, a confinement check's
+//                    start, probe or hold), "wide" (on all its processors), "probe" (on half of
+//                    them for a moment to compare), "verify" (on all again, to compare too),
+//                    "narrowed" (faster on half: asks for no more than half for now)
 struct TraceRow {
     double time_ms;
     int desire, allotment, usage;
@@ -52,6 +57,7 @@ struct TraceRow {
     std::uint64_t marks;
     const char* idle_check;
     std::uint64_t region_ends;
+    const char* width_check;
 };
 
 // Threads of this process in state R (running or runnable), from /proc/self/task: for the trace

@@ -37,10 +37,10 @@ struct alignas(64) ThreadCounters {
     // entered): progress marks for shim/confine_check.hpp. Unlike `events` (busy intervals begun,
     // which depend on how often threads go idle), confined and unconfined runs count the same.
     std::atomic<std::uint64_t> marks{0};
-    // OpenMP, while timed: the thread's arrivals at its regions' end barriers (libgomp's; libomp's
-    // join barriers, told from loops' by ompt_hooks.cpp's ends_region), progress marks for
-    // the idle check only (shim/idle_check.hpp: a program of many short static regions, tesseract's
-    // LSTM, makes no other). Not for the confinement check: a program of a few large regions
+    // OpenMP, timed or not: the thread's arrivals at its regions' end barriers (libgomp's; libomp's
+    // join barriers, told from loops' by ompt_hooks.cpp's ends_region), progress marks for the
+    // idle and width checks only (shim/idle_check.hpp, shim/width_check.hpp: a program of many
+    // short static regions, tesseract's LSTM, xtb's, makes no other). Not for the confinement check: a program of a few large regions
     // between bursts of small ones (GraphicsMagick's blur) reads 4 in 0.5 s confined and 10 in a 15 ms
     // probe that meets a burst, 40x "faster" unconfined, from a change of phase.
     std::atomic<std::uint64_t> region_ends{0};

@@ -104,9 +104,11 @@ APSHIM_HOT inline void note_progress(const State& s, ThreadState& t) noexcept {
 }
 
 // A thread's arrival at its region's end barrier (libgomp's, and libomp's join barrier: ompt_hooks.cpp,
-// ends_region), while timed: ThreadCounters::region_ends.
-APSHIM_HOT inline void note_region_end(const State& s, ThreadState& t) noexcept {
-    if (s.timing.load(std::memory_order_relaxed)) count_region_end(t.counters);
+// ends_region), timed or not: ThreadCounters::region_ends. Untimed too, because the width check
+// (shim/width_check.hpp) judges a job at its full allotment, which is not timed; one store per
+// region and thread, against a region's fork and barrier.
+APSHIM_HOT inline void note_region_end(const State&, ThreadState& t) noexcept {
+    count_region_end(t.counters);
 }
 
 // An external thread's time inside the runtime (frames on its stack at all): its busy time in

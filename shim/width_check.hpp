@@ -1,0 +1,103 @@
+// Does the job get any further on all of its processors than on half of them?
+//
+// WSAP (shim/estimators) judges a job by how busy its threads are. A job whose threads are busy
+// waiting for each other reads as efficient and keeps every processor DP gives it, though it gets
+// further on fewer: threads that spin in sched_yield loops on each other's flags, more threads
+// than the job's CPUs, hand work over at once when they share a CPU (the yield switches to the
+// thread that was waited for) and only at the kernel's convenience when spread. Debian's xtb
+// (OpenMP on libgomp calling the pthreads OpenBLAS from its regions: three threads yielding to
+// each other, OpenBLAS#3187) takes 8.1 s alone on the 2-core dev VM, and 3.6 s on one CPU with the
+// same threads. The check measures the outcome, as the idle check does for the processors no job
+// holds: the job's progress marks (Sample::marks and region_ends) per wall second on its own
+// processors and in a probe on the first half of them, then again on all of them (a probe that
+// met a burst of short regions reads fast; the wide run after it then reads fast too). A job that
+// got kRatio times as far in the probe as in both wide windows around it asks for no more than the
+// probe's width for a hold period (its desire is capped, so that DP gives the rest to other jobs
+// or leaves it idle), then is measured again; every other job keeps its processors.
+//
+// A job without marks (oneTBB, one long region), at one processor, or on processors that do not
+// map one to one onto CPUs (APSHIM_P above the cores) is never probed. Pure logic, controller
+// thread only.
+#pragma once
+
+#include <cstdint>
+
+namespace apshim {
+
+class WidthCheck {
+public:
+    enum class Phase { off, wide, probe, verify, narrowed };
+
+    // The first probe after kFirstProbeNs wide (and once that window has kMinMarks marks at a rate
+    // that a probe can match within kMaxProbeNs), the next after kGrowth times as long when the
+    // probe found nothing, up to kMaxIntervalNs. A probe and the wide window after it count from
+    // kSettleNs after the switch (threads moving between CPUs, caches refilling) and last at
+    // least kDecideNs, until they have kMinMarks marks, kMaxProbeNs at most; a probe that reads
+    // slower than the wide window once kMinProbeNs passed ends there (a job that needs its
+    // processors loses half of them for 30 ms). xtb read 1.1x in 30 ms probes, 1.5-2x in 100 ms
+    // ones (2.3x over its whole run). A hold starts at kFirstHoldNs and doubles each time the
+    // job is found faster on fewer again, up to kMaxHoldNs.
+    static constexpr std::uint64_t kFirstProbeNs = 250'000'000;
+    static constexpr std::uint64_t kGrowth = 4;
+    static constexpr std::uint64_t kMaxIntervalNs = 6'400'000'000;
+    static constexpr std::uint64_t kSettleNs = 10'000'000;
+    static constexpr std::uint64_t kMinProbeNs = 30'000'000;
+    static constexpr std::uint64_t kDecideNs = 100'000'000;
+    static constexpr std::uint64_t kMaxProbeNs = 200'000'000;
+    static constexpr std::uint64_t kFirstHoldNs = 1'000'000'000;
+    static constexpr std::uint64_t kMaxHoldNs = 32'000'000'000;
+    // xtb makes 300-1000 region ends a second: 32 take it 30-100 ms.
+    static constexpr std::uint64_t kMinMarks = 32;
+    // Narrowed only when the probe got this much further per wall second than both wide windows:
+    // a job that needs its processors reads about half as far on half of them, one bound by
+    // memory about as far; only a job its own threads slow down reads further.
+    static constexpr double kRatio = 1.25;
+
+    // One controller cycle: `marks` is what the job did in the cycle just ended, `width` the
+    // processors it holds now, `active`: the job can be checked now (it makes progress marks, its
+    // processors are CPUs of its own, nothing else decides its CPUs this cycle). Returns the
+    // processors the job runs on from now on: `width`, or fewer during a probe.
+    int step(std::uint64_t now_ns, std::uint64_t marks, int width, bool active) noexcept;
+
+    // The most processors the job may ask for (its desire's cap): 0 (none) but while narrowed.
+    int cap() const noexcept { return phase_ == Phase::narrowed ? narrow_ : 0; }
+    // A probe runs the job on its first probe_width() processors only.
+    bool probing() const noexcept { return phase_ == Phase::probe; }
+    int probe_width() const noexcept { return narrow_; }
+    // Probing or narrowed: the job keeps off the idle processors too (a narrowed job alone leaves
+    // idle the processors it gave up; the idle check would hand them back).
+    bool narrows() const noexcept { return phase_ == Phase::probe || phase_ == Phase::narrowed; }
+    Phase phase() const noexcept { return phase_; }
+    static const char* name(Phase p) noexcept;
+    // The last decision's ratio of the probe's progress per wall second to the faster wide window's
+    // (0: none yet), and whether the step just made decided (for the debug log).
+    double last_ratio() const noexcept { return last_ratio_; }
+    bool decided() const noexcept { return decided_; }
+    // True once, at the step that narrowed the job the first time (one line on stderr).
+    bool first_narrowing_now() const noexcept { return first_narrowing_now_; }
+    std::uint64_t hold_ns() const noexcept { return hold_ns_; }
+
+private:
+    struct Window {
+        std::uint64_t marks = 0, wall_ns = 0;
+        double rate() const noexcept {
+            return wall_ns ? static_cast<double>(marks) / static_cast<double>(wall_ns) : 0.0;
+        }
+    };
+    void start_wide(std::uint64_t now, int width) noexcept;
+    // Probe or verification over: narrow the job or keep it wide. Returns the width to run at.
+    int decide(std::uint64_t now, bool narrower_faster) noexcept;
+
+    Phase phase_ = Phase::off;
+    std::uint64_t since_ = 0;
+    std::uint64_t probe_after_ = kFirstProbeNs;
+    std::uint64_t hold_ns_ = kFirstHoldNs;
+    int width_ = 0, narrow_ = 0;
+    Window wide_, probe_, verify_;
+    double last_ratio_ = 0;
+    bool narrowed_before_ = false;
+    bool first_narrowing_now_ = false;
+    bool decided_ = false;
+};
+
+}  // namespace apshim

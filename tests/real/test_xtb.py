@@ -1,0 +1,55 @@
+"""xtb (Debian's xtb 6.5, semi-empirical quantum chemistry: caffeine optimized, then its
+frequencies, bench/real_job.py's job): OpenMP on libgomp whose regions call Debian's default
+pthreads OpenBLAS, so that two OpenMP threads and OpenBLAS's own thread wait for each other in
+sched_yield loops (OpenBLAS#3187); natively 2x slower on two CPUs than on one. WSAP reads the
+spinning threads as busy; the width check (shim/width_check.hpp) must find it faster on one CPU
+and narrow it alone: trace rows `narrowed` with desire, allotment and CPUs 1 (the kernel's mask,
+not only a published number). Its results, rounded (real_job.py's xtb_checksum), must be the
+native ones alone, throttled to allotment 1 by a co-runner, and at APSHIM_P=8 (realprog.py)."""
+import os
+import sys
+
+from realprog import RealProgram, build_dir, require, trace_rows
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import real_job  # noqa: E402  (the bench job's molecule and its rounded checksum: one home each)
+
+XTB = "/usr/bin/xtb"
+
+t = None
+
+
+def folder(tag):
+    return t.shim.path(f"run-{tag}")
+
+
+def argv(tag):
+    os.makedirs(folder(tag), exist_ok=True)
+    with open(os.path.join(folder(tag), "caffeine.xyz"), "w") as f:
+        f.write(real_job.CAFFEINE)
+    return [XTB, "caffeine.xyz", "--ohess"]
+
+
+def output_of(tag, m):
+    if m.returncode != 0:
+        return None
+    with open(os.path.join(folder(tag), "out.txt"), "w") as f:  # where xtb_checksum reads xtb's report
+        f.write(m.stdout)
+    try:
+        return real_job.xtb_checksum(folder(tag))
+    except (OSError, ValueError):
+        return None
+
+
+t = RealProgram("real.xtb", build_dir(), argv, output_of, cwd_of=folder)
+require(t.check, XTB)
+t.native()
+t.alone()
+rows = trace_rows(t.shim.path("trace-alone.%p"))
+held = [b for a, b in zip(rows, rows[1:]) if a.get("width_check") == "narrowed" and b.get("width_check") == "narrowed"]
+t.check.expect(len(held) > 0, f"alone: the width check narrowed it ({len(held)} rows held narrowed)")
+t.check.expect(all(r["desire"] == 1 and r["allotment"] == 1 and r["cpus"] == 1 for r in held),
+               f"alone, narrowed: desire, allotment and CPUs 1 ({sorted({(r['desire'], r['allotment'], r['cpus']) for r in held})})")
+t.throttled()
+t.p8()
+t.done()

@@ -1,0 +1,168 @@
+// WidthCheck (shim/width_check.hpp): when a job is probed on half its processors, and what it takes
+// to have it ask for fewer.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <vector>
+
+#include "shim/width_check.hpp"
+
+using apshim::WidthCheck;
+using Phase = WidthCheck::Phase;
+
+namespace {
+constexpr std::uint64_t kMs = 1'000'000;
+constexpr std::uint64_t kCycle = 5 * kMs;
+
+// Drives the check cycle by cycle on `width` processors: `rate(width_run, now)` progress marks per
+// wall ms when the job runs on `width_run` of them.
+struct Job {
+    WidthCheck check;
+    std::uint64_t now = 0;
+    int width;
+    std::function<double(int, std::uint64_t)> rate;
+    int running;  // what the check said at the previous cycle
+    double carry = 0;
+    Job(int w, std::function<double(int, std::uint64_t)> r) : width(w), rate(std::move(r)), running(w) {}
+    int cycle(bool active = true) {
+        now += kCycle;
+        carry += rate(running, now) * static_cast<double>(kCycle) / kMs;
+        auto marks = static_cast<std::uint64_t>(carry);
+        carry -= static_cast<double>(marks);
+        running = check.step(now, marks, width, active);
+        REQUIRE(running >= 1);
+        REQUIRE(running <= width);
+        REQUIRE((running < width) == (check.narrows() && check.probe_width() < width));
+        return running;
+    }
+    // Cycles until the phase is `p` (at most `limit`); the number taken, or -1.
+    int until(Phase p, int limit = 100000) {
+        for (int i = 1; i <= limit; ++i) {
+            cycle();
+            if (check.phase() == p) return i;
+        }
+        return -1;
+    }
+};
+constexpr int cycles(std::uint64_t ns) { return static_cast<int>(ns / kCycle); }
+
+// Progress per wall ms: a job that needs its processors (proportional), one its threads slow down
+// (xtb: 2.3x as far on one CPU as on two).
+double computes(int w, std::uint64_t) { return 10.0 * w; }
+double spins(int w, std::uint64_t) { return w == 1 ? 2.3 : 1.0; }
+}  // namespace
+
+TEST_CASE("width_check: nothing to decide, the job keeps its processors", "[width_check]") {
+    Job job(2, spins);  // it would be faster on one: but nothing is checked
+    for (int i = 0; i < 10000; ++i) {
+        REQUIRE(job.cycle(/*active=*/false) == 2);
+        REQUIRE(job.check.phase() == Phase::off);
+        REQUIRE(job.check.cap() == 0);
+    }
+    Job one(1, spins);  // one processor: no half to try
+    for (int i = 0; i < 10000; ++i) REQUIRE(one.cycle() == 1);
+    REQUIRE(one.check.phase() == Phase::off);
+}
+
+TEST_CASE("width_check: a job that needs its processors keeps them, probed briefly and less and less often", "[width_check]") {
+    Job job(8, computes);
+    REQUIRE(job.until(Phase::probe) == cycles(WidthCheck::kFirstProbeNs) + 1);  // a cycle to start, then the window
+    REQUIRE(job.check.probe_width() == 4);
+    std::vector<int> starts{0};
+    int probing = 0;
+    Phase before = Phase::probe;
+    for (int i = 1; i < cycles(60'000'000'000); ++i) {
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::narrowed);
+        REQUIRE(job.check.cap() == 0);
+        if (job.check.phase() == Phase::probe) ++probing;
+        if (job.check.decided()) REQUIRE(job.check.last_ratio() == Approx(0.5).margin(0.05));
+        if (job.check.phase() == Phase::probe && before != Phase::probe) starts.push_back(i);
+        before = job.check.phase();
+    }
+    // Each probe ends as soon as it reads slower (30 ms), never reaching the verification.
+    REQUIRE(starts.size() >= 10);
+    REQUIRE(probing <= static_cast<int>(starts.size()) * (cycles(WidthCheck::kMinProbeNs) + 1));
+    int previous = cycles(4 * WidthCheck::kFirstProbeNs);
+    for (std::size_t k = 1; k < starts.size(); ++k) {
+        int gap = starts[k] - starts[k - 1];
+        REQUIRE(gap >= previous);
+        REQUIRE(gap <= cycles(WidthCheck::kMaxIntervalNs + WidthCheck::kMinProbeNs) + 2);
+        previous = gap;
+    }
+}
+
+TEST_CASE("width_check: a job bound by memory (as far on half) keeps its processors", "[width_check]") {
+    Job job(4, [](int w, std::uint64_t) { return w == 4 ? 10.0 : 11.0; });  // 1.1x: below the 1.25 asked
+    for (int i = 0; i < cycles(30'000'000'000); ++i) {
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::narrowed);
+    }
+}
+
+TEST_CASE("width_check: a job faster on half asks for half, held longer each time", "[width_check]") {
+    Job job(2, spins);
+    REQUIRE(job.until(Phase::narrowed) > 0);
+    REQUIRE(job.check.first_narrowing_now());
+    REQUIRE(job.check.cap() == 1);
+    REQUIRE(job.check.last_ratio() == Approx(2.3).margin(0.3));
+    std::uint64_t hold = WidthCheck::kFirstHoldNs;
+    for (int round = 0; round < 4; ++round) {
+        // Held: capped for the whole hold, whatever the job reads meanwhile (here: not checkable).
+        std::uint64_t began = job.now;
+        while (job.check.phase() == Phase::narrowed) {
+            REQUIRE(job.check.cap() == 1);
+            int running = job.cycle(/*active=*/round % 2 == 0);
+            if (job.check.phase() == Phase::narrowed) REQUIRE(running == 1);
+        }
+        REQUIRE(job.now - began >= hold);
+        REQUIRE(job.now - began <= hold + kCycle);
+        REQUIRE(job.check.cap() == 0);
+        hold = std::min(hold * 2, WidthCheck::kMaxHoldNs);
+        REQUIRE(job.check.hold_ns() == hold);
+        REQUIRE(job.until(Phase::narrowed) > 0);  // found again after its first window
+        REQUIRE_FALSE(job.check.first_narrowing_now());
+    }
+}
+
+TEST_CASE("width_check: a probe that meets a burst is not taken for a narrower job", "[width_check]") {
+    // Few marks a ms on either width, but 10x as many for 300 ms from the first probe's start on:
+    // a phase of short regions. The wide run after the probe reads the burst too.
+    std::uint64_t burst_from = 0;
+    Job job(2, [&](int, std::uint64_t now) {
+        return burst_from && now >= burst_from && now < burst_from + 300 * kMs ? 10.0 : 1.0;
+    });
+    REQUIRE(job.until(Phase::probe) > 0);
+    burst_from = job.now;
+    for (int i = 0; i < cycles(2'000'000'000); ++i) {
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::narrowed);
+    }
+}
+
+TEST_CASE("width_check: a window is measured at one width only", "[width_check]") {
+    Job job(4, spins);
+    // DP changes the job's processors every 100 ms: no window lasts long enough for a probe.
+    for (int i = 1; i < cycles(3'000'000'000); ++i) {
+        if (i % cycles(100'000'000) == 0) job.width = job.width == 4 ? 3 : 4;
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::probe);
+        REQUIRE(job.check.phase() != Phase::narrowed);
+    }
+    // A change during a probe abandons it.
+    job.width = 4;
+    REQUIRE(job.until(Phase::probe) > 0);
+    job.width = 2;
+    job.cycle();
+    REQUIRE(job.check.phase() == Phase::wide);
+    REQUIRE(job.running == 2);
+}
+
+TEST_CASE("width_check: too few marks for a probe to count, no probe", "[width_check]") {
+    Job job(2, [](int w, std::uint64_t) { return w == 1 ? 0.1 : 0.05; });  // 10 marks in a 200 ms probe
+    for (int i = 0; i < cycles(30'000'000'000); ++i) {
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::probe);
+        REQUIRE(job.check.phase() != Phase::narrowed);
+    }
+}
