@@ -464,9 +464,11 @@ void Controller::cycle(std::uint64_t now) noexcept {
                 "then measuring again", s.check.last_ratio(), static_cast<double>(s.check.hold_ns()) / 1e9);
     }
     // The width: only while the job holds processors that are CPUs of its own (not APSHIM_P above
-    // the cores) and no idle ones (those are the idle check's), and nothing else decides its CPUs.
+    // the cores), runs on no idle ones (the idle check asks about those first: a job it keeps to its
+    // own may then be probed on half of them), and nothing else decides its CPUs.
+    bool on_own = s.idle.count() == 0 || !opts_.use_idle || !s.idle_check.with_idle();
     bool width_checking = a > 0 && opts_.width_check && opts_.confine && !confine::why_off() && markable &&
-                          !s.check.suspends() && s.idle.count() == 0 && s.P <= CPU_COUNT(&confine::original());
+                          !s.check.suspends() && on_own && s.P <= CPU_COUNT(&confine::original());
     s.width_check.step(now, marks + region_ends, s.procs.count(), width_checking);
     if (s.width_check.decided())
         log(LogLevel::debug, "width check: %.2fx the progress per second on %d of %d processors",
@@ -521,7 +523,10 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
     bool suspended = confine_now && s.check.suspends();  // its start, a probe, hand-over bound (confine_check.hpp)
     if (confine_now) confine::suspend(suspended);
-    if (suspended) {
+    // Back from a width probe onto every CPU: spread the threads at once, as the confinement
+    // check's probes do, or the kernel leaves them on the probe's CPUs for tens of milliseconds.
+    bool spread = s.width_check.decided() && !confine::restricts(cpus, s.P);
+    if (suspended || (confine_now && spread)) {
         confine::release(/*spread=*/true);
     } else if (confine_now && !confine::apply(cpus, s.P, s.tid)) {
         if (const char* why = confine::why_off())

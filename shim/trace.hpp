@@ -43,7 +43,7 @@ namespace apshim {
 //   width_check      what the width check (shim/width_check.hpp) made of the cycle: "-" (nothing
 //                    checked: one processor, no marks, idle processors, a confinement check's
 //                    start, probe or hold), "wide" (on all its processors), "probe" (on half of
-//                    them for a moment to compare), "verify" (on all again, to compare too),
+//                    them for a moment to compare),
 //                    "narrowed" (faster on half: asks for no more than half for now)
 struct TraceRow {
     double time_ms;

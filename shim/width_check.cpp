@@ -9,7 +9,6 @@ const char* WidthCheck::name(Phase p) noexcept {
     case Phase::off: return "-";
     case Phase::wide: return "wide";
     case Phase::probe: return "probe";
-    case Phase::verify: return "verify";
     case Phase::narrowed: return "narrowed";
     }
     return "?";
@@ -17,9 +16,21 @@ const char* WidthCheck::name(Phase p) noexcept {
 
 void WidthCheck::start_wide(std::uint64_t now, int width) noexcept {
     phase_ = Phase::wide;
-    since_ = now;
+    since_ = recent_since_ = now;
     width_ = width;
-    wide_ = Window{};
+    wide_ = recent_ = recent_prev_ = Window{};
+}
+
+void WidthCheck::add_wide(std::uint64_t now, std::uint64_t marks) noexcept {
+    wide_.marks += marks;
+    wide_.wall_ns = now - since_;
+    recent_.marks += marks;
+    recent_.wall_ns = now - recent_since_;
+    if (recent_.wall_ns >= kRecentNs) {
+        recent_prev_ = recent_;
+        recent_ = Window{};
+        recent_since_ = now;
+    }
 }
 
 int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool active) noexcept {
@@ -28,7 +39,6 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
     if (phase_ == Phase::narrowed) {
         // The hold runs on the wall clock, whatever the job does meanwhile.
         if (now - since_ < hold_ns_) return std::min(width, narrow_);
-        hold_ns_ = std::min(hold_ns_ * 2, kMaxHoldNs);
         probe_after_ = kFirstProbeNs;
         phase_ = Phase::off;
     }
@@ -45,11 +55,13 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
         start_wide(now, width);
         return width;
     case Phase::wide: {
-        wide_.marks += marks;
-        wide_.wall_ns = elapsed;
-        // A window too sparse for a probe to gather kMinMarks at the same rate in kMaxProbeNs
+        add_wide(now, marks);
+        // The reference: the window's recent part (its whole while shorter than kRecentNs).
+        ref_ = recent_prev_.wall_ns ? Window{recent_prev_.marks + recent_.marks, recent_prev_.wall_ns + recent_.wall_ns}
+                                    : wide_;
+        // A reference too sparse for a probe to gather kMinMarks at the same rate in kMaxProbeNs
         // waits for more.
-        bool enough = wide_.marks >= kMinMarks && wide_.rate() * static_cast<double>(kMaxProbeNs) >= kMinMarks;
+        bool enough = ref_.marks >= kMinMarks && ref_.rate() * static_cast<double>(kMaxProbeNs) >= kMinMarks;
         if (elapsed < probe_after_ || !enough) return width;
         phase_ = Phase::probe;
         since_ = now;
@@ -62,21 +74,9 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
         probe_.marks += marks;
         probe_.wall_ns = elapsed - kSettleNs;
         if (elapsed < kMinProbeNs) return narrow_;
-        if (probe_.rate() < wide_.rate()) return decide(now, false);  // it needs its processors
+        if (probe_.rate() < ref_.rate()) return decide(now, false);  // it needs its processors
         if (elapsed < kDecideNs || probe_.marks < kMinMarks) return elapsed < kMaxProbeNs ? narrow_ : decide(now, false);
-        phase_ = Phase::verify;
-        since_ = now;
-        verify_ = Window{};
-        return width;
-    case Phase::verify: {
-        if (elapsed <= kSettleNs) return width;
-        verify_.marks += marks;
-        verify_.wall_ns = elapsed - kSettleNs;
-        if (elapsed < kDecideNs || (verify_.marks < kMinMarks && elapsed < kMaxProbeNs)) return width;
-        double wide_rate = std::max(wide_.rate(), verify_.rate());  // > 0: wide_ had kMinMarks
-        last_ratio_ = probe_.rate() / wide_rate;
-        return decide(now, last_ratio_ >= kRatio);
-    }
+        return decide(now, probe_.rate() >= kRatio * ref_.rate());
     case Phase::narrowed: break;  // handled above
     }
     return width;
@@ -84,14 +84,18 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
 
 int WidthCheck::decide(std::uint64_t now, bool narrower_faster) noexcept {
     decided_ = true;
+    last_ratio_ = probe_.rate() / ref_.rate();  // ref_ has kMinMarks over a positive wall time
     if (narrower_faster) {
+        // A hold right after a hold: twice as long as the one before.
+        if (held_last_) hold_ns_ = std::min(hold_ns_ * 2, kMaxHoldNs);
         phase_ = Phase::narrowed;
         since_ = now;
         first_narrowing_now_ = !narrowed_before_;
-        narrowed_before_ = true;
+        narrowed_before_ = held_last_ = true;
         return narrow_;
     }
-    if (phase_ == Phase::probe) last_ratio_ = probe_.rate() / wide_.rate();
+    hold_ns_ = kFirstHoldNs;
+    held_last_ = false;
     probe_after_ = std::min(probe_after_ * kGrowth, kMaxIntervalNs);
     start_wide(now, width_);
     return width_;

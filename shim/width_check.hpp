@@ -9,14 +9,20 @@
 // each other, OpenBLAS#3187) takes 8.1 s alone on the 2-core dev VM, and 3.6 s on one CPU with the
 // same threads. The check measures the outcome, as the idle check does for the processors no job
 // holds: the job's progress marks (Sample::marks and region_ends) per wall second on its own
-// processors and in a probe on the first half of them, then again on all of them (a probe that
-// met a burst of short regions reads fast; the wide run after it then reads fast too). A job that
-// got kRatio times as far in the probe as in both wide windows around it asks for no more than the
-// probe's width for a hold period (its desire is capped, so that DP gives the rest to other jobs
-// or leaves it idle), then is measured again; every other job keeps its processors.
+// processors, in the last 250-500 ms before a probe, and in the probe on the first half of them.
+// A job that got kRatio times as far in the probe asks for no more than the probe's width for a
+// hold period (its desire is capped, so that DP gives the rest to other jobs or leaves it idle),
+// then is measured again; every other job keeps its processors. A probe that met a burst of
+// short regions (GraphicsMagick's shape) can read fast from a change of phase: that costs the job
+// one first hold (1 s), since a hold grows only while the probes after it find the job faster on
+// fewer again. Comparing with the run on all processors just after the probe does not tell such
+// a burst from a real gain: xtb gets 1.4-1.8 marks a ms in the 100 ms after a probe, against
+// 0.4-0.7 in the seconds that follow (its threads take time to fall back into their convoy).
 //
-// A job without marks (oneTBB, one long region), at one processor, or on processors that do not
-// map one to one onto CPUs (APSHIM_P above the cores) is never probed. Pure logic, controller
+// A job without marks (oneTBB, one long region), at one processor, on processors that do not
+// map one to one onto CPUs (APSHIM_P above the cores), or running on idle processors too (the
+// idle check asks about those first; a job it keeps to its own is probed on half of them) is
+// never probed. Pure logic, controller
 // thread only.
 #pragma once
 
@@ -26,17 +32,19 @@ namespace apshim {
 
 class WidthCheck {
 public:
-    enum class Phase { off, wide, probe, verify, narrowed };
+    enum class Phase { off, wide, probe, narrowed };
 
-    // The first probe after kFirstProbeNs wide (and once that window has kMinMarks marks at a rate
-    // that a probe can match within kMaxProbeNs), the next after kGrowth times as long when the
-    // probe found nothing, up to kMaxIntervalNs. A probe and the wide window after it count from
-    // kSettleNs after the switch (threads moving between CPUs, caches refilling) and last at
-    // least kDecideNs, until they have kMinMarks marks, kMaxProbeNs at most; a probe that reads
-    // slower than the wide window once kMinProbeNs passed ends there (a job that needs its
-    // processors loses half of them for 30 ms). xtb read 1.1x in 30 ms probes, 1.5-2x in 100 ms
+    // The first probe after kFirstProbeNs wide (and once the reference has kMinMarks marks at a
+    // rate that a probe can match within kMaxProbeNs), the next after kGrowth times as long when
+    // the probe found nothing, up to kMaxIntervalNs. The reference is the wide window's last
+    // kRecentNs to 2 kRecentNs (its whole when shorter): the phase the probe follows at once. A
+    // probe counts from kSettleNs after the switch (threads moving between CPUs, caches refilling)
+    // and lasts at least kDecideNs, until it has kMinMarks marks, kMaxProbeNs at most; one that
+    // reads slower than the reference once kMinProbeNs passed ends there (a job that needs its
+    // processors loses half of them for 30 ms). xtb read 1.1x in 30 ms probes, 1.4-3x in 100 ms
     // ones (2.3x over its whole run). A hold starts at kFirstHoldNs and doubles each time the
-    // job is found faster on fewer again, up to kMaxHoldNs.
+    // probe after it finds the job faster on fewer again, up to kMaxHoldNs; a probe that finds
+    // nothing brings it back to kFirstHoldNs.
     static constexpr std::uint64_t kFirstProbeNs = 250'000'000;
     static constexpr std::uint64_t kGrowth = 4;
     static constexpr std::uint64_t kMaxIntervalNs = 6'400'000'000;
@@ -46,9 +54,10 @@ public:
     static constexpr std::uint64_t kMaxProbeNs = 200'000'000;
     static constexpr std::uint64_t kFirstHoldNs = 1'000'000'000;
     static constexpr std::uint64_t kMaxHoldNs = 32'000'000'000;
+    static constexpr std::uint64_t kRecentNs = 250'000'000;
     // xtb makes 300-1000 region ends a second: 32 take it 30-100 ms.
     static constexpr std::uint64_t kMinMarks = 32;
-    // Narrowed only when the probe got this much further per wall second than both wide windows:
+    // Narrowed only when the probe got this much further per wall second than the reference:
     // a job that needs its processors reads about half as far on half of them, one bound by
     // memory about as far; only a job its own threads slow down reads further.
     static constexpr double kRatio = 1.25;
@@ -69,8 +78,9 @@ public:
     bool narrows() const noexcept { return phase_ == Phase::probe || phase_ == Phase::narrowed; }
     Phase phase() const noexcept { return phase_; }
     static const char* name(Phase p) noexcept;
-    // The last decision's ratio of the probe's progress per wall second to the faster wide window's
-    // (0: none yet), and whether the step just made decided (for the debug log).
+    // The last decision's ratio of the probe's progress per wall second to the reference's (0: none
+    // yet), and whether the step just made ended a probe (for the debug log, and for the
+    // controller, which spreads the job's threads over its CPUs again at once).
     double last_ratio() const noexcept { return last_ratio_; }
     bool decided() const noexcept { return decided_; }
     // True once, at the step that narrowed the job the first time (one line on stderr).
@@ -85,7 +95,9 @@ private:
         }
     };
     void start_wide(std::uint64_t now, int width) noexcept;
-    // Probe or verification over: narrow the job or keep it wide. Returns the width to run at.
+    // A wide cycle's marks, into the window's recent part (two buckets of kRecentNs).
+    void add_wide(std::uint64_t now, std::uint64_t marks) noexcept;
+    // The probe is over: narrow the job or keep it wide. Returns the width to run at.
     int decide(std::uint64_t now, bool narrower_faster) noexcept;
 
     Phase phase_ = Phase::off;
@@ -93,9 +105,12 @@ private:
     std::uint64_t probe_after_ = kFirstProbeNs;
     std::uint64_t hold_ns_ = kFirstHoldNs;
     int width_ = 0, narrow_ = 0;
-    Window wide_, probe_, verify_;
+    Window wide_, probe_, ref_;
+    Window recent_, recent_prev_;  // the wide window's current and previous kRecentNs
+    std::uint64_t recent_since_ = 0;
     double last_ratio_ = 0;
     bool narrowed_before_ = false;
+    bool held_last_ = false;  // the last probe narrowed the job (the next hold doubles)
     bool first_narrowing_now_ = false;
     bool decided_ = false;
 };

@@ -80,7 +80,7 @@ TEST_CASE("width_check: a job that needs its processors keeps them, probed brief
         if (job.check.phase() == Phase::probe && before != Phase::probe) starts.push_back(i);
         before = job.check.phase();
     }
-    // Each probe ends as soon as it reads slower (30 ms), never reaching the verification.
+    // Each probe ends as soon as it reads slower (30 ms).
     REQUIRE(starts.size() >= 10);
     REQUIRE(probing <= static_cast<int>(starts.size()) * (cycles(WidthCheck::kMinProbeNs) + 1));
     int previous = cycles(4 * WidthCheck::kFirstProbeNs);
@@ -107,8 +107,9 @@ TEST_CASE("width_check: a job faster on half asks for half, held longer each tim
     REQUIRE(job.check.cap() == 1);
     REQUIRE(job.check.last_ratio() == Approx(2.3).margin(0.3));
     std::uint64_t hold = WidthCheck::kFirstHoldNs;
-    for (int round = 0; round < 4; ++round) {
+    for (int round = 0; round < 7; ++round) {
         // Held: capped for the whole hold, whatever the job reads meanwhile (here: not checkable).
+        REQUIRE(job.check.hold_ns() == hold);
         std::uint64_t began = job.now;
         while (job.check.phase() == Phase::narrowed) {
             REQUIRE(job.check.cap() == 1);
@@ -119,25 +120,52 @@ TEST_CASE("width_check: a job faster on half asks for half, held longer each tim
         REQUIRE(job.now - began <= hold + kCycle);
         REQUIRE(job.check.cap() == 0);
         hold = std::min(hold * 2, WidthCheck::kMaxHoldNs);
-        REQUIRE(job.check.hold_ns() == hold);
         REQUIRE(job.until(Phase::narrowed) > 0);  // found again after its first window
         REQUIRE_FALSE(job.check.first_narrowing_now());
     }
+    REQUIRE(job.check.hold_ns() == WidthCheck::kMaxHoldNs);
+    // A phase that needs its processors: the next probe finds nothing, and the hold starts over.
+    job.rate = computes;
+    while (job.check.phase() == Phase::narrowed) job.cycle();
+    REQUIRE(job.until(Phase::probe) > 0);
+    while (job.check.phase() == Phase::probe) job.cycle();
+    REQUIRE(job.check.phase() == Phase::wide);
+    REQUIRE(job.check.hold_ns() == WidthCheck::kFirstHoldNs);
 }
 
-TEST_CASE("width_check: a probe that meets a burst is not taken for a narrower job", "[width_check]") {
+TEST_CASE("width_check: a probe that meets a burst costs at most one first hold", "[width_check]") {
     // Few marks a ms on either width, but 10x as many for 300 ms from the first probe's start on:
-    // a phase of short regions. The wide run after the probe reads the burst too.
+    // a phase of short regions, which the probe cannot tell from a narrower job's gain.
     std::uint64_t burst_from = 0;
     Job job(2, [&](int, std::uint64_t now) {
         return burst_from && now >= burst_from && now < burst_from + 300 * kMs ? 10.0 : 1.0;
     });
     REQUIRE(job.until(Phase::probe) > 0);
     burst_from = job.now;
-    for (int i = 0; i < cycles(2'000'000'000); ++i) {
+    std::uint64_t narrowed_ns = 0;
+    int narrowings = 0;
+    for (int i = 0; i < cycles(30'000'000'000); ++i) {
         job.cycle();
-        REQUIRE(job.check.phase() != Phase::narrowed);
+        if (job.check.phase() == Phase::narrowed) narrowed_ns += kCycle;
+        if (job.check.decided() && job.check.phase() == Phase::narrowed) ++narrowings;
     }
+    REQUIRE(narrowings <= 1);
+    REQUIRE(narrowed_ns <= WidthCheck::kFirstHoldNs + kCycle);
+    REQUIRE(job.check.hold_ns() == WidthCheck::kFirstHoldNs);
+}
+
+TEST_CASE("width_check: a probe is compared with the phase just before it", "[width_check]") {
+    // 2 s of a phase that makes 10x the marks (on either width), then one where the job gets 2.3x
+    // as far on half: the whole window would read the probe 0.6x (the earlier phase's rate),
+    // its last 250-500 ms read it 2.3x.
+    Job job(2, [](int w, std::uint64_t now) { return now < 2'000'000'000 ? 10.0 : spins(w, now); });
+    bool narrowed = false;
+    for (int i = 0; i < cycles(8'000'000'000) && !narrowed; ++i) {  // probes at 0.25, 1.3, 5.3 s
+        job.cycle();
+        narrowed = job.check.phase() == Phase::narrowed;
+        if (narrowed) REQUIRE(job.now > 2'000'000'000);
+    }
+    REQUIRE(narrowed);
 }
 
 TEST_CASE("width_check: a window is measured at one width only", "[width_check]") {
