@@ -16,14 +16,13 @@
 // short regions (GraphicsMagick's shape) can read fast from a change of phase: that costs the job
 // one first hold (1 s), since a hold grows only while the probes after it find the job faster on
 // fewer again. Comparing with the run on all processors just after the probe does not tell such
-// a burst from a real gain: xtb gets 1.4-1.8 marks a ms in the 100 ms after a probe, against
+// a burst from a real gain: xtb gets 1.0-1.8 marks a ms in the 100 ms after a probe, against
 // 0.4-0.7 in the seconds that follow (its threads take time to fall back into their convoy).
 //
 // A job without marks (oneTBB, one long region), at one processor, on processors that do not
 // map one to one onto CPUs (APSHIM_P above the cores), or running on idle processors too (the
 // idle check asks about those first; a job it keeps to its own is probed on half of them) is
-// never probed. Pure logic, controller
-// thread only.
+// never probed. Pure logic, controller thread only.
 #pragma once
 
 #include <cstdint>
@@ -70,8 +69,7 @@ public:
 
     // The most processors the job may ask for (its desire's cap): 0 (none) but while narrowed.
     int cap() const noexcept { return phase_ == Phase::narrowed ? narrow_ : 0; }
-    // A probe runs the job on its first probe_width() processors only.
-    bool probing() const noexcept { return phase_ == Phase::probe; }
+    // A probe runs the job on its first probe_width() processors only, and so does a hold.
     int probe_width() const noexcept { return narrow_; }
     // Probing or narrowed: the job keeps off the idle processors too (a narrowed job alone leaves
     // idle the processors it gave up; the idle check would hand them back).
