@@ -94,7 +94,8 @@ public:
     // timeout_ns), and the idle processors as update() gives them; 0 when the row is not ours, -1
     // when the lock was busy.
     int current(int slot, ProcSet* procs, std::uint64_t timeout_ns, ProcSet* idle = nullptr);
-    // Reclaims rows of dead processes now; returns how many.
+    // Reclaims rows of dead processes now; returns how many (those the lock's own repair reclaimed,
+    // when the last holder died holding it, included), -1 when the lock was busy.
     int gc();
     Snapshot snapshot();
 
@@ -126,6 +127,7 @@ private:
     std::uint64_t start_time_ = 0;
     double eta_ = 0.5;
     bool unrecoverable_ = false;
+    int recovered_rows_ = 0;  // dead rows the last lock() reclaimed while repairing the table
     std::vector<int> moved_;  // rows the DP runs under the current hold of the lock changed (run_dp)
 };
 
