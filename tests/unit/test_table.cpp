@@ -264,17 +264,15 @@ TEST_CASE("many processes hammering the table never break its invariants", "[tab
     CHECK(s.updates >= static_cast<std::uint64_t>(N * updates));
 }
 
-TEST_CASE("gc counts the row of a job SIGKILLed while holding the lock", "[table][multiprocess]") {
-    // The lock's own repair reclaims that row before gc scans: `apshim gc` said "reclaimed 0 dead
-    // rows" for it (tests/programs/test_cli.py, once in CI).
-    std::string path = temp_dir() + "/gat";
-    auto t = open_ok(path, 4);
-    std::string err;
+// A child process that joins the table at `path`, takes its lock and keeps it until killed;
+// returns once the lock is held.
+static pid_t fork_lock_holder(const std::string& path) {
     int sync[2];
     REQUIRE(pipe(sync) == 0);
     pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
+        std::string err;
         auto t2 = Table::open(path, CreateParams{4, 5000}, err);
         if (!t2 || t2->join(4, 0.5, err) < 0) _exit(1);
         t2->lock(1000000000ull);
@@ -285,6 +283,15 @@ TEST_CASE("gc counts the row of a job SIGKILLed while holding the lock", "[table
     }
     char c;
     REQUIRE(read(sync[0], &c, 1) == 1);
+    return pid;
+}
+
+TEST_CASE("gc counts the row of a job SIGKILLed while holding the lock", "[table][multiprocess]") {
+    // The lock's own repair reclaims that row before gc scans: `apshim gc` said "reclaimed 0 dead
+    // rows" for it (tests/programs/test_cli.py, once in CI).
+    std::string path = temp_dir() + "/gat";
+    auto t = open_ok(path, 4);
+    pid_t pid = fork_lock_holder(path);
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
     CHECK(t->gc() == 1);
@@ -297,21 +304,7 @@ TEST_CASE("a job SIGKILLed while holding the lock is reclaimed by the next updat
     auto t = open_ok(path, 4);
     std::string err;
     int mine = t->join(4, 0.5, err);
-    int sync[2];
-    REQUIRE(pipe(sync) == 0);
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        auto t2 = Table::open(path, CreateParams{4, 5000}, err);
-        if (!t2 || t2->join(4, 0.5, err) < 0) _exit(1);
-        t2->lock(1000000000ull);
-        char c = 1;
-        if (write(sync[1], &c, 1) != 1) _exit(2);
-        pause();
-        _exit(0);
-    }
-    char c;
-    REQUIRE(read(sync[0], &c, 1) == 1);
+    pid_t pid = fork_lock_holder(path);
     auto unlocked = t->snapshot();  // the lock is held: the snapshot reads without it, and says so
     CHECK(unlocked.jobs.size() == 2);
     CHECK_FALSE(unlocked.consistent);
