@@ -40,9 +40,10 @@ struct alignas(64) ThreadCounters {
     // OpenMP, timed or not: the thread's arrivals at its regions' end barriers (libgomp's; libomp's
     // join barriers, told from loops' by ompt_hooks.cpp's ends_region), progress marks for the
     // idle and width checks only (shim/idle_check.hpp, shim/width_check.hpp: a program of many
-    // short static regions, tesseract's LSTM, xtb's, makes no other). Not for the confinement check: a program of a few large regions
-    // between bursts of small ones (GraphicsMagick's blur) reads 4 in 0.5 s confined and 10 in a 15 ms
-    // probe that meets a burst, 40x "faster" unconfined, from a change of phase.
+    // short static regions, tesseract's LSTM, xtb's, makes no other). Not for the confinement
+    // check: a program of a few large regions between bursts of small ones (GraphicsMagick's
+    // blur) reads 4 in 0.5 s confined and 10 in a 15 ms probe that meets a burst, 40x "faster"
+    // unconfined, from a change of phase.
     std::atomic<std::uint64_t> region_ends{0};
     // OpenMP: 1 while the thread is in its share of an outermost region and not at one of its
     // barriers, waits inside that share (taskwait) included: it still has its part to do.
