@@ -7,6 +7,7 @@ Usage: test_enforce.py BUILD PROGRAM [ARG...]. Programs: one long OpenMP region 
 whose threads spin-wait for each other (omp_contract, the NPB EP / OpenBLAS shape no parking can
 throttle), and recursive oneTBB tasks that wait for their children (tbb_fib)."""
 import sys
+import time
 
 from apshim_test import Check, CoRunner, Shim, cpus_used, job_of, require_two_cpus, wait_for
 
@@ -20,16 +21,26 @@ check.expect(native.returncode == 0, f"runs without the shim ({native.stderr.str
 env = shim.env(P=2, trace=shim.path("trace.csv"))
 with CoRunner(shim, env, P=2):
     p = shim.spawn(argv, env)
-    # While it runs, `apshim status --json` tells why and where: the runtime attached, limited by
-    # its fair share, on exactly as many processors as its allotment.
-    seen = wait_for(lambda: (lambda j: j if j and j["runtimes"] and j["processors"] else None)(job_of(shim.status(env), p.pid)), 10)
+    # While it runs, `apshim status --json` tells why and where: the runtime attached, on exactly as
+    # many processors as its allotment, limited by its fair share. Sampled for a second: WSAP may
+    # lower the desire to 1 for a cycle whose CPU another process took (the status command itself
+    # runs on these CPUs), so "share" is asked of most samples, not of the first one.
+    attached = lambda: (lambda j: j if j and j["runtimes"] and j["processors"] else None)(job_of(shim.status(env), p.pid))
+    seen = [wait_for(attached, 10)]
+    deadline = time.monotonic() + 1.0
+    while seen[-1] is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        seen.append(attached())
+    seen = [j for j in seen if j is not None]
     used = cpus_used(p)
     out, err = p.communicate(timeout=120)
 check.expect(p.returncode == 0, f"throttled: exit 0 ({err.strip()[:300]})")
 check.expect(out == native.stdout, "throttled: the same output as without the shim")
-check.expect(seen is not None and seen["limited_by"] == "share" and len(seen["processors"]) == seen["allotment"] == 1
-             and seen["threads_running"] >= 0,
-             f"status says: runtimes {seen and seen['runtimes']}, limited by {seen and seen['limited_by']}, "
-             f"processors {seen and seen['processors']}, threads running {seen and seen['threads_running']}")
+shares = [j["limited_by"] == "share" for j in seen]
+check.expect(len(seen) >= 5 and all(j["runtimes"] and len(j["processors"]) == j["allotment"] == 1 for j in seen)
+             and sum(shares) > len(shares) / 2,
+             f"status says: runtimes {seen and seen[0]['runtimes']}, processors/allotment "
+             f"{sorted({(len(j['processors']), j['allotment']) for j in seen})}, limited by share in {sum(shares)} "
+             f"of {len(seen)} samples, threads running {seen and seen[0]['threads_running']}")
 check.expect(used is not None and used <= 1.15, f"throttled to allotment 1: {used and round(used, 2)} processors busy (<= 1.15)")
 check.done()
