@@ -19,40 +19,21 @@ void ConfineCheck::start_confined(std::uint64_t now) noexcept {
     phase_ = Phase::confined;
     since_ = now;
     ref_since_ = now;
-    ref_ = Window{};
+    ref_ = Progress{};
     cpus_ = 0;
-    recent_ = recent_prev_ = Window{};
-    recent_since_ = recent_prev_since_ = now;
-}
-
-void ConfineCheck::add_confined(std::uint64_t now, std::uint64_t marks, std::uint64_t cpu_ns) noexcept {
-    ref_.marks += marks;
-    ref_.cpu_ns += cpu_ns;
-    recent_.marks += marks;
-    recent_.cpu_ns += cpu_ns;
-    if (now - recent_since_ >= kRecentNs) {
-        recent_prev_ = recent_;
-        recent_prev_since_ = recent_since_;
-        recent_ = Window{};
-        recent_since_ = now;
-    }
+    recent_.restart(now);
 }
 
 void ConfineCheck::choose_reference(std::uint64_t now) noexcept {
-    // The window's last kRecentNs to 2 kRecentNs, when they hold marks enough to judge by: the same
-    // phase as the probe that follows at once. The whole window holds every phase since the
-    // last probe (up to kMaxIntervalNs): RawTherapee throttled spent 6 s in long regions of static
-    // loops (CPU, no marks), then 2 s in a marking phase; the whole window read the probe 6x
-    // "faster" (held unconfined 1 s), the marking phase alone about 0.8x. A job too sparse in
-    // marks for its recent part (a hand-over-bound one that marks once in tens of ms) is judged
-    // by the whole window, as before.
-    Window recent{recent_prev_.marks + recent_.marks, recent_prev_.cpu_ns + recent_.cpu_ns};
+    // The window's recent part, when it holds marks enough to judge by (RecentProgress says why).
+    // A job too sparse in marks for it (a hand-over-bound one that marks once in tens of ms) is
+    // judged by the whole window.
+    Progress recent = recent_.recent();
     if (recent.marks >= kMinProbeMarks && recent.cpu_ns > 0) {
         compared_ref_ = recent;
-        ref_wall_ns_ = now - recent_prev_since_;
     } else {
         compared_ref_ = ref_;
-        ref_wall_ns_ = now - ref_since_;
+        compared_ref_.wall_ns = now - ref_since_;
     }
 }
 
@@ -62,7 +43,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
     probe_ended_ = false;
     if (!confinable) {  // nothing to confine: the next confinement starts a fresh window
         phase_ = Phase::idle;
-        probe_after_ = kFirstProbeNs;
+        probe_after_.reset();
         start_pending_ = false;
         return true;
     }
@@ -72,7 +53,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
             started_ = true;
             phase_ = Phase::start;
             since_ = now;
-            probe_ = Window{};
+            probe_ = Progress{};
             return false;
         }
         start_confined(now);
@@ -91,17 +72,20 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
             // be compared against: cdo's 1.4 s of serial set-up, then ~40,000 regions a second,
             // read 200x faster unconfined at the first cycle of regions, and the job was held
             // unconfined for a second (tests/real/RESULTS.md, twenty-fifth session).
-            ref_since_ = recent_since_ = recent_prev_since_ = now;
+            ref_since_ = now;
+            recent_.restart(now);
             return true;
         }
-        add_confined(now, marks, cpu_ns);
+        ref_.marks += marks;
+        ref_.cpu_ns += cpu_ns;
+        recent_.add(now, marks, cpu_ns);
         cpus_ = std::max(cpus_, cpus);
         std::uint64_t window = now - ref_since_, confined_for = now - since_;
         // A job with no progress marks while confined (one long region, CPU clocks measuring) has
         // nothing to compare: it is never probed.
         bool enough = ref_.marks >= kMinRefMarks || (ref_.marks > 0 && window >= kMaxRefNs);
         if (!enough || ref_.cpu_ns == 0) return true;
-        if (start_pending_ && window >= kFirstCompareNs && confined_for < probe_after_) {
+        if (start_pending_ && window >= kFirstCompareNs && confined_for < probe_after_.ns()) {
             // The start was the probe; one too short to prove anything (serial set-up) leaves the
             // window to grow to the first real probe. Past that, a probe is fresher.
             start_pending_ = false;
@@ -110,24 +94,24 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
                 return decide(now);
             }
         }
-        if (window < probe_after_) return true;
+        if (window < probe_after_.ns()) return true;
         choose_reference(now);
         start_pending_ = false;
         phase_ = Phase::probe;
         since_ = now;
-        probe_ = Window{};
+        probe_ = Progress{};
         return false;
     }
     case Phase::probe:
         probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
         if (now - since_ < kProbeNs) return false;
-        probe_after_ = std::min(probe_after_ * kGrowth, kMaxIntervalNs);
+        probe_after_.grow();
         return decide(now);
     case Phase::hold:
-        if (now - since_ < hold_ns_) return false;
-        hold_ns_ = std::min(hold_ns_ * 2, kMaxHoldNs);
-        probe_after_ = kFirstProbeNs;
+        if (now - since_ < hold_.ns()) return false;
+        hold_.grow();
+        probe_after_.reset();
         start_confined(now);
         return true;
     }
@@ -136,12 +120,11 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
 
 bool ConfineCheck::decide(std::uint64_t now) noexcept {
     probe_ended_ = true;
-    const Window& ref = compared_ref_;  // choose_reference(), as the confined window ended
+    const Progress& ref = compared_ref_;  // choose_reference(), as the confined window ended
     // Per CPU-second, unconfined against confined (ref.cpu_ns > 0: checked before deciding).
-    double confined_rate = static_cast<double>(ref.marks) / static_cast<double>(ref.cpu_ns);
-    double probe_rate = probe_.cpu_ns > 0 ? static_cast<double>(probe_.marks) / static_cast<double>(probe_.cpu_ns) : 0;
-    last_ratio_ = confined_rate > 0 ? probe_rate / confined_rate : 0;
-    bool busy = static_cast<double>(ref.cpu_ns) >= kMinBusyShare * std::max(cpus_, 1) * static_cast<double>(ref_wall_ns_);
+    double confined_rate = ref.per_cpu();
+    last_ratio_ = confined_rate > 0 ? probe_.per_cpu() / confined_rate : 0;
+    bool busy = static_cast<double>(ref.cpu_ns) >= kMinBusyShare * std::max(cpus_, 1) * static_cast<double>(ref.wall_ns);
     if (probe_.marks >= kMinProbeMarks && last_ratio_ > kRatio && busy) {
         phase_ = Phase::hold;
         since_ = now;

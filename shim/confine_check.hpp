@@ -29,6 +29,8 @@
 
 #include <cstdint>
 
+#include "shim/probe_window.hpp"
+
 namespace apshim {
 
 class ConfineCheck {
@@ -38,20 +40,17 @@ public:
     // Timing of probes and holds (ns). A confined window begins at its first mark (CPU time spent
     // before it made none: serial code is no reference). The start (kStartNs unconfined) is
     // compared with the window's first kFirstCompareNs; the first probe after a window of
-    // kFirstProbeNs (and once it has kMinRefMarks marks, or kMaxRefNs passed), the next after kGrowth times
-    // as long when it found nothing, up to kMaxIntervalNs; a probe lasts kProbeNs; a hold starts at
-    // kFirstHoldNs and doubles each time the job is found hand-over bound again, up to kMaxHoldNs.
+    // kFirstProbeNs (and once it has kMinRefMarks marks, or kMaxRefNs passed), the next after
+    // kProbeGrowth times as long when it found nothing, up to kMaxProbeIntervalNs (probe_window.hpp);
+    // a probe lasts kProbeNs; a hold starts at kFirstHoldNs and doubles each time the job is found
+    // hand-over bound again, up to kMaxHoldNs.
     // A probe runs the job on all its CPUs: with 30 ms probes after 0.1, 0.3 and 0.7 s, a 0.8 s
     // task program throttled to one CPU used 1.13 instead of 1.02; these cost it about 2%.
     static constexpr std::uint64_t kStartNs = 100'000'000;
     static constexpr std::uint64_t kFirstCompareNs = 50'000'000;
     static constexpr std::uint64_t kFirstProbeNs = 250'000'000;
-    static constexpr std::uint64_t kGrowth = 4;
-    static constexpr std::uint64_t kMaxIntervalNs = 6'400'000'000;
     static constexpr std::uint64_t kMaxRefNs = 1'600'000'000;
     static constexpr std::uint64_t kProbeNs = 15'000'000;
-    static constexpr std::uint64_t kFirstHoldNs = 1'000'000'000;
-    static constexpr std::uint64_t kMaxHoldNs = 32'000'000'000;
     // The reference a probe is compared with: the confined window's last kRecentNs to 2 kRecentNs
     // when they have kMinProbeMarks, else the whole window (choose_reference).
     static constexpr std::uint64_t kRecentNs = 250'000'000;
@@ -81,23 +80,18 @@ public:
     double last_ratio() const noexcept { return last_ratio_; }
     // True once, at the step that started a hold the first time (for one line on stderr).
     bool first_hold_started() const noexcept { return first_hold_now_; }
-    std::uint64_t hold_ns() const noexcept { return hold_ns_; }
+    std::uint64_t hold_ns() const noexcept { return hold_.ns(); }
     static const char* name(Phase p) noexcept;
-    struct Window {
-        std::uint64_t marks = 0, cpu_ns = 0;
-    };
     // The windows the last probe compared (for the debug log).
-    const Window& confined_window() const noexcept { return compared_ref_; }
-    const Window& probe_window() const noexcept { return probe_; }
+    const Progress& confined_window() const noexcept { return compared_ref_; }
+    const Progress& probe_window() const noexcept { return probe_; }
     // True at the step that ended a probe.
     bool probe_ended() const noexcept { return probe_ended_; }
 
 private:
     void start_confined(std::uint64_t now) noexcept;
-    // A confined cycle's counts, into the whole window and its recent part.
-    void add_confined(std::uint64_t now, std::uint64_t marks, std::uint64_t cpu_ns) noexcept;
     // As the confined window ends (a probe begins, or the start is compared): the window to
-    // compare with, and how long it lasted (compared_ref_, ref_wall_ns_).
+    // compare with (compared_ref_).
     void choose_reference(std::uint64_t now) noexcept;
     // The end of a probe (or of the start): compare its window with the confined one, then hold
     // the job unconfined or confine it again. Returns whether to confine.
@@ -106,13 +100,11 @@ private:
     Phase phase_ = Phase::idle;
     std::uint64_t since_ = 0;      // the phase began
     std::uint64_t ref_since_ = 0;  // confined: the window began (at its first mark, or with the phase)
-    std::uint64_t probe_after_ = kFirstProbeNs;
-    std::uint64_t hold_ns_ = kFirstHoldNs;
-    Window ref_, probe_, compared_ref_;
-    Window recent_, recent_prev_;    // the window's current and previous kRecentNs
-    std::uint64_t recent_since_ = 0, recent_prev_since_ = 0;
-    std::uint64_t ref_wall_ns_ = 0;  // how long the compared confined window lasted
-    int cpus_ = 0;                   // the most CPUs the job was confined to in that window
+    Backoff probe_after_ = probe_interval(kFirstProbeNs);
+    Backoff hold_ = hold_time();
+    Progress ref_, probe_, compared_ref_;  // the whole confined window, a probe's, the one compared
+    RecentProgress recent_{kRecentNs};     // the confined window's recent part
+    int cpus_ = 0;                         // the most CPUs the job was confined to in that window
     double last_ratio_ = 0;
     bool held_before_ = false;
     bool started_ = false;        // the start is over (once per job)

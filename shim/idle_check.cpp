@@ -1,7 +1,5 @@
 #include "shim/idle_check.hpp"
 
-#include <algorithm>
-
 namespace apshim {
 
 const char* IdleCheck::name(Phase p) noexcept {
@@ -17,7 +15,7 @@ const char* IdleCheck::name(Phase p) noexcept {
 void IdleCheck::start_with_idle(std::uint64_t now) noexcept {
     phase_ = Phase::with_idle;
     since_ = now;
-    with_ = Window{};
+    with_.restart(now);
 }
 
 bool IdleCheck::step(std::uint64_t now, std::uint64_t marks, bool active) noexcept {
@@ -26,22 +24,21 @@ bool IdleCheck::step(std::uint64_t now, std::uint64_t marks, bool active) noexce
     if (!active) {
         // Nothing to decide (no idle processors, or the confinement check runs the job on all its
         // CPUs): the next window starts afresh. A hold keeps running on the wall clock.
-        if (phase_ == Phase::declined && now - since_ < hold_ns_) return false;
+        if (phase_ == Phase::declined && now - since_ < hold_.ns()) return false;
         phase_ = Phase::off;
         return true;
     }
     switch (phase_) {
     case Phase::off:  // the cycle just ended ran under other conditions: not a sample
-        probe_after_ = kFirstProbeNs;
+        probe_after_.reset();
         start_with_idle(now);
         return true;
     case Phase::with_idle:
-        with_.marks += marks;
-        with_.wall_ns = now - since_;
-        if (with_.wall_ns < probe_after_ || with_.marks < kMinMarks) return true;
+        with_.add(now, marks);
+        if (now - since_ < probe_after_.ns() || with_.recent().marks < kMinMarks) return true;
         phase_ = Phase::probe;
         since_ = now;
-        without_ = Window{};
+        without_ = Progress{};
         return false;
     case Phase::probe:
         without_.marks += marks;
@@ -49,9 +46,9 @@ bool IdleCheck::step(std::uint64_t now, std::uint64_t marks, bool active) noexce
         if (without_.wall_ns < kProbeNs) return false;
         return decide(now);
     case Phase::declined:
-        if (now - since_ < hold_ns_) return false;
-        hold_ns_ = std::min(hold_ns_ * 2, kMaxHoldNs);
-        probe_after_ = kFirstProbeNs;
+        if (now - since_ < hold_.ns()) return false;
+        hold_.grow();
+        probe_after_.reset();
         start_with_idle(now);
         return true;
     }
@@ -60,10 +57,9 @@ bool IdleCheck::step(std::uint64_t now, std::uint64_t marks, bool active) noexce
 
 bool IdleCheck::decide(std::uint64_t now) noexcept {
     probe_ended_ = true;
-    // with_.wall_ns and without_.wall_ns > 0: both windows lasted at least one cycle.
-    double with_rate = static_cast<double>(with_.marks) / static_cast<double>(with_.wall_ns);
-    double without_rate = static_cast<double>(without_.marks) / static_cast<double>(without_.wall_ns);
-    last_ratio_ = with_rate > 0 ? without_rate / with_rate : 0;
+    // The probe against the phase it follows at once: the window's recent part.
+    double with_rate = with_.recent().per_wall();
+    last_ratio_ = with_rate > 0 ? without_.per_wall() / with_rate : 0;
     if (without_.marks >= kMinMarks && last_ratio_ >= kDeclineRatio) {
         phase_ = Phase::declined;
         since_ = now;
@@ -71,7 +67,7 @@ bool IdleCheck::decide(std::uint64_t now) noexcept {
         declined_before_ = true;
         return false;
     }
-    probe_after_ = std::min(probe_after_ * kGrowth, kMaxIntervalNs);
+    probe_after_.grow();
     start_with_idle(now);
     return true;
 }

@@ -19,25 +19,25 @@
 
 #include <cstdint>
 
+#include "shim/probe_window.hpp"
+
 namespace apshim {
 
 class IdleCheck {
 public:
     enum class Phase { off, with_idle, probe, declined };
 
-    // The first probe after kFirstProbeNs with the idle processors (and once that window has
-    // kMinMarks marks), the next after kGrowth times as long when the idle processors helped, up to
-    // kMaxIntervalNs; a probe lasts kProbeNs. A hold without them starts at kFirstHoldNs and
-    // doubles each time they are found useless again, up to kMaxHoldNs; after a hold the job gets
-    // them back and is probed after kFirstProbeNs. A probe of a job the idle processors help costs
-    // it at most kProbeNs of their work in kFirstProbeNs, then less and less (about 2% after the
-    // first seconds); a hold costs a job they did not help nothing.
+    // The first probe after kFirstProbeNs with the idle processors (and once that window's last
+    // kRecentNs to 2 kRecentNs, the reference, have kMinMarks marks), the next after kProbeGrowth
+    // times as long when the idle processors helped, up to kMaxProbeIntervalNs (probe_window.hpp);
+    // a probe lasts kProbeNs. A hold without them starts at kFirstHoldNs and doubles each time they
+    // are found useless again, up to kMaxHoldNs; after a hold the job gets them back and is probed
+    // after kFirstProbeNs. A probe of a job the idle processors help costs it at most kProbeNs of
+    // their work in kFirstProbeNs, then less and less (about 2% after the first seconds); a hold
+    // costs a job they did not help nothing.
     static constexpr std::uint64_t kFirstProbeNs = 200'000'000;
-    static constexpr std::uint64_t kGrowth = 4;
-    static constexpr std::uint64_t kMaxIntervalNs = 6'400'000'000;
     static constexpr std::uint64_t kProbeNs = 30'000'000;
-    static constexpr std::uint64_t kFirstHoldNs = 1'000'000'000;
-    static constexpr std::uint64_t kMaxHoldNs = 32'000'000'000;
+    static constexpr std::uint64_t kRecentNs = 250'000'000;
     // Both windows need this many marks to be compared (a serial phase makes none).
     static constexpr std::uint64_t kMinMarks = 64;
     // Declined only when the job gets this much further per wall second without the idle
@@ -65,14 +65,12 @@ private:
     // The end of a probe: compare, then keep the idle processors or hold the job without them.
     bool decide(std::uint64_t now) noexcept;
 
-    struct Window {
-        std::uint64_t marks = 0, wall_ns = 0;
-    };
     Phase phase_ = Phase::off;
     std::uint64_t since_ = 0;
-    std::uint64_t probe_after_ = kFirstProbeNs;
-    std::uint64_t hold_ns_ = kFirstHoldNs;
-    Window with_, without_;
+    Backoff probe_after_ = probe_interval(kFirstProbeNs);
+    Backoff hold_ = hold_time();
+    RecentProgress with_{kRecentNs};  // the window with the idle processors (its recent part)
+    Progress without_;
     double last_ratio_ = 0;
     bool declined_before_ = false;
     bool first_decline_now_ = false;

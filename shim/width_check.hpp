@@ -27,6 +27,8 @@
 
 #include <cstdint>
 
+#include "shim/probe_window.hpp"
+
 namespace apshim {
 
 class WidthCheck {
@@ -34,25 +36,21 @@ public:
     enum class Phase { off, wide, probe, narrowed };
 
     // The first probe after kFirstProbeNs wide (and once the reference has kMinMarks marks at a
-    // rate that a probe can match within kMaxProbeNs), the next after kGrowth times as long when
-    // the probe found nothing, up to kMaxIntervalNs. The reference is the wide window's last
-    // kRecentNs to 2 kRecentNs (its whole when shorter): the phase the probe follows at once. A
-    // probe counts from kSettleNs after the switch (threads moving between CPUs, caches refilling)
-    // and lasts at least kDecideNs, until it has kMinMarks marks, kMaxProbeNs at most; one that
-    // reads slower than the reference once kMinProbeNs passed ends there (a job that needs its
-    // processors loses half of them for 30 ms). xtb read 1.1x in 30 ms probes, 1.4-3x in 100 ms
-    // ones (2.3x over its whole run). A hold starts at kFirstHoldNs and doubles each time the
-    // probe after it finds the job faster on fewer again, up to kMaxHoldNs; a probe that finds
+    // rate that a probe can match within kMaxProbeNs), the next after kProbeGrowth times as long
+    // when the probe found nothing, up to kMaxProbeIntervalNs (probe_window.hpp). The reference is
+    // the wide window's last kRecentNs to 2 kRecentNs (its whole when shorter): the phase the probe
+    // follows at once. A probe counts from kSettleNs after the switch (threads moving between CPUs,
+    // caches refilling) and lasts at least kDecideNs, until it has kMinMarks marks, kMaxProbeNs at
+    // most; one that reads slower than the reference once kMinProbeNs passed ends there (a job that
+    // needs its processors loses half of them for 30 ms). xtb read 1.1x in 30 ms probes, 1.4-3x in
+    // 100 ms ones (2.3x over its whole run). A hold starts at kFirstHoldNs and doubles each time
+    // the probe after it finds the job faster on fewer again, up to kMaxHoldNs; a probe that finds
     // nothing brings it back to kFirstHoldNs.
     static constexpr std::uint64_t kFirstProbeNs = 250'000'000;
-    static constexpr std::uint64_t kGrowth = 4;
-    static constexpr std::uint64_t kMaxIntervalNs = 6'400'000'000;
     static constexpr std::uint64_t kSettleNs = 10'000'000;
     static constexpr std::uint64_t kMinProbeNs = 30'000'000;
     static constexpr std::uint64_t kDecideNs = 100'000'000;
     static constexpr std::uint64_t kMaxProbeNs = 200'000'000;
-    static constexpr std::uint64_t kFirstHoldNs = 1'000'000'000;
-    static constexpr std::uint64_t kMaxHoldNs = 32'000'000'000;
     static constexpr std::uint64_t kRecentNs = 250'000'000;
     // xtb makes 300-1000 region ends a second: 32 take it 30-100 ms.
     static constexpr std::uint64_t kMinMarks = 32;
@@ -83,29 +81,20 @@ public:
     bool decided() const noexcept { return decided_; }
     // True once, at the step that narrowed the job the first time (one line on stderr).
     bool first_narrowing_now() const noexcept { return first_narrowing_now_; }
-    std::uint64_t hold_ns() const noexcept { return hold_ns_; }
+    std::uint64_t hold_ns() const noexcept { return hold_.ns(); }
 
 private:
-    struct Window {
-        std::uint64_t marks = 0, wall_ns = 0;
-        double rate() const noexcept {
-            return wall_ns ? static_cast<double>(marks) / static_cast<double>(wall_ns) : 0.0;
-        }
-    };
     void start_wide(std::uint64_t now, int width) noexcept;
-    // A wide cycle's marks, into the window's recent part (two buckets of kRecentNs).
-    void add_wide(std::uint64_t now, std::uint64_t marks) noexcept;
     // The probe is over: narrow the job or keep it wide. Returns the width to run at.
     int decide(std::uint64_t now, bool narrower_faster) noexcept;
 
     Phase phase_ = Phase::off;
     std::uint64_t since_ = 0;
-    std::uint64_t probe_after_ = kFirstProbeNs;
-    std::uint64_t hold_ns_ = kFirstHoldNs;
+    Backoff probe_after_ = probe_interval(kFirstProbeNs);
+    Backoff hold_ = hold_time();
     int width_ = 0, narrow_ = 0;
-    Window wide_, probe_, ref_;
-    Window recent_, recent_prev_;  // the wide window's current and previous kRecentNs
-    std::uint64_t recent_since_ = 0;
+    RecentProgress wide_{kRecentNs};  // the wide window (its recent part)
+    Progress probe_, ref_;
     double last_ratio_ = 0;
     bool narrowed_before_ = false;
     bool held_last_ = false;  // the last probe narrowed the job (the next hold doubles)

@@ -2,42 +2,30 @@
 // takes to leave it unconfined.
 #include <catch2/catch.hpp>
 
+#include "check_driver.hpp"
 #include "shim/confine_check.hpp"
 
 using apshim::ConfineCheck;
 using Phase = ConfineCheck::Phase;
 
+using namespace apshim::test;
+
 namespace {
-constexpr std::uint64_t kMs = 1'000'000;
-constexpr std::uint64_t kCycle = 5 * kMs;
 
 // Drives the check cycle by cycle: `confined_rate` / `free_rate` progress marks per CPU-ms while
 // confined / unconfined (1 CPU-ms per cycle confined, 2 unconfined: two threads on two CPUs).
-struct Job {
-    ConfineCheck check;
-    std::uint64_t now = 0;
+struct Job : CheckDriver<Job, ConfineCheck> {
     double confined_rate, free_rate;
     bool confined = false;  // what the check said at the previous cycle
-    double carry = 0;       // marks not yet whole
     Job(double c, double f) : confined_rate(c), free_rate(f) {}
     bool cycle(bool confinable = true) {
         now += kCycle;
         bool ran_confined = confined;
         std::uint64_t cpu = (ran_confined ? 1 : 2) * kCycle;
         double rate = ran_confined ? confined_rate : free_rate;
-        carry += rate * static_cast<double>(cpu) / kMs;
-        auto marks = static_cast<std::uint64_t>(carry);
-        carry -= static_cast<double>(marks);
-        confined = check.step(now, marks, cpu, ran_confined ? 1 : 0, confinable) && confinable;
+        confined = check.step(now, marks(rate, static_cast<double>(cpu) / kMs), cpu, ran_confined ? 1 : 0, confinable) &&
+                   confinable;
         return confined;
-    }
-    // Cycles until the phase is `p` (at most `limit` cycles); the number taken, or -1.
-    int until(Phase p, int limit = 10000) {
-        for (int i = 1; i <= limit; ++i) {
-            cycle();
-            if (check.phase() == p) return i;
-        }
-        return -1;
     }
 };
 }  // namespace

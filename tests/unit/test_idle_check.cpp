@@ -4,43 +4,29 @@
 
 #include <vector>
 
+#include "check_driver.hpp"
 #include "shim/idle_check.hpp"
 
 using apshim::IdleCheck;
 using Phase = IdleCheck::Phase;
 
+using namespace apshim::test;
+
 namespace {
-constexpr std::uint64_t kMs = 1'000'000;
-constexpr std::uint64_t kCycle = 5 * kMs;
 
 // Drives the check cycle by cycle: `with_rate` / `own_rate` progress marks per wall ms with the idle
 // processors / on the job's own only.
-struct Job {
-    IdleCheck check;
-    std::uint64_t now = 0;
+struct Job : CheckDriver<Job, IdleCheck> {
     double with_rate, own_rate;
     bool with_idle = true;  // what the check said at the previous cycle
-    double carry = 0;
     Job(double w, double o) : with_rate(w), own_rate(o) {}
     bool cycle(bool active = true) {
         now += kCycle;
-        carry += (with_idle ? with_rate : own_rate) * static_cast<double>(kCycle) / kMs;
-        auto marks = static_cast<std::uint64_t>(carry);
-        carry -= static_cast<double>(marks);
-        with_idle = check.step(now, marks, active);
+        with_idle = check.step(now, marks(with_idle ? with_rate : own_rate, kCycle / kMs), active);
         REQUIRE(with_idle == check.with_idle());
         return with_idle;
     }
-    // Cycles until the phase is `p` (at most `limit`); the number taken, or -1.
-    int until(Phase p, int limit = 100000) {
-        for (int i = 1; i <= limit; ++i) {
-            cycle();
-            if (check.phase() == p) return i;
-        }
-        return -1;
-    }
 };
-constexpr int cycles(std::uint64_t ns) { return static_cast<int>(ns / kCycle); }
 }  // namespace
 
 TEST_CASE("idle_check: nothing to decide, the idle processors are used", "[idle_check]") {
@@ -69,7 +55,7 @@ TEST_CASE("idle_check: a job they help keeps them, probed less and less often", 
     for (std::size_t k = 1; k < starts.size(); ++k) {
         int gap = starts[k] - starts[k - 1];
         REQUIRE(gap >= previous);  // never more often than the time before
-        REQUIRE(gap <= cycles(IdleCheck::kMaxIntervalNs + IdleCheck::kProbeNs) + 1);
+        REQUIRE(gap <= cycles(apshim::kMaxProbeIntervalNs + IdleCheck::kProbeNs) + 1);
         previous = gap;
     }
 }
@@ -87,7 +73,7 @@ TEST_CASE("idle_check: a job that gets further on its own is kept there, held lo
         REQUIRE(with_idle == (job.check.phase() != Phase::declined));
         ++held;
     }
-    REQUIRE(held == cycles(IdleCheck::kFirstHoldNs));
+    REQUIRE(held == cycles(apshim::kFirstHoldNs));
     REQUIRE(job.check.phase() == Phase::with_idle);
     REQUIRE(job.until(Phase::declined) > 0);
     REQUIRE_FALSE(job.check.first_decline_now());  // said once
@@ -96,7 +82,7 @@ TEST_CASE("idle_check: a job that gets further on its own is kept there, held lo
         job.cycle();
         ++second;
     }
-    REQUIRE(second == cycles(2 * IdleCheck::kFirstHoldNs));
+    REQUIRE(second == cycles(2 * apshim::kFirstHoldNs));
 }
 
 TEST_CASE("idle_check: alike with and without them, the job keeps them", "[idle_check]") {
@@ -130,11 +116,24 @@ TEST_CASE("idle_check: a hold outlasts a pause, a window does not", "[idle_check
     // The confinement check takes over for a while (its probe): the hold goes on meanwhile.
     REQUIRE_FALSE(job.cycle(/*active=*/false));
     REQUIRE(job.check.phase() == Phase::declined);
-    for (int i = 0; i < cycles(IdleCheck::kFirstHoldNs); ++i) job.cycle(false);
+    for (int i = 0; i < cycles(apshim::kFirstHoldNs); ++i) job.cycle(false);
     REQUIRE(job.check.phase() == Phase::off);
     REQUIRE(job.check.with_idle());
     // Active again: a fresh window, the first probe kFirstProbeNs later.
     REQUIRE(job.cycle());
     REQUIRE(job.check.phase() == Phase::with_idle);
     REQUIRE(job.until(Phase::probe) == cycles(IdleCheck::kFirstProbeNs));
+}
+
+TEST_CASE("idle_check: a probe is compared with the phase just before it", "[idle_check]") {
+    // 3 s of a sparse phase (1 mark a ms), then a dense one (20 a ms); the idle processors change
+    // neither. The probe at about 4.3 s follows 1.3 s of the dense phase: the whole window since the
+    // last probe would read it 2.3x faster without them, its last 250-500 ms read it alike.
+    Job job(1, 1);
+    for (int i = 0; i < cycles(8'000'000'000); ++i) {
+        if (job.now >= 3'000'000'000) job.with_rate = job.own_rate = 20;
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::declined);
+        if (job.check.probe_ended()) REQUIRE(job.check.last_ratio() == Approx(1).margin(0.1));
+    }
 }

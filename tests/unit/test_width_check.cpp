@@ -5,46 +5,32 @@
 #include <functional>
 #include <vector>
 
+#include "check_driver.hpp"
 #include "shim/width_check.hpp"
 
 using apshim::WidthCheck;
 using Phase = WidthCheck::Phase;
 
+using namespace apshim::test;
+
 namespace {
-constexpr std::uint64_t kMs = 1'000'000;
-constexpr std::uint64_t kCycle = 5 * kMs;
 
 // Drives the check cycle by cycle on `width` processors: `rate(width_run, now)` progress marks per
 // wall ms when the job runs on `width_run` of them.
-struct Job {
-    WidthCheck check;
-    std::uint64_t now = 0;
+struct Job : CheckDriver<Job, WidthCheck> {
     int width;
     std::function<double(int, std::uint64_t)> rate;
     int running;  // what the check said at the previous cycle
-    double carry = 0;
     Job(int w, std::function<double(int, std::uint64_t)> r) : width(w), rate(std::move(r)), running(w) {}
     int cycle(bool active = true) {
         now += kCycle;
-        carry += rate(running, now) * static_cast<double>(kCycle) / kMs;
-        auto marks = static_cast<std::uint64_t>(carry);
-        carry -= static_cast<double>(marks);
-        running = check.step(now, marks, width, active);
+        running = check.step(now, marks(rate(running, now), kCycle / kMs), width, active);
         REQUIRE(running >= 1);
         REQUIRE(running <= width);
         REQUIRE((running < width) == (check.narrows() && check.probe_width() < width));
         return running;
     }
-    // Cycles until the phase is `p` (at most `limit`); the number taken, or -1.
-    int until(Phase p, int limit = 100000) {
-        for (int i = 1; i <= limit; ++i) {
-            cycle();
-            if (check.phase() == p) return i;
-        }
-        return -1;
-    }
 };
-constexpr int cycles(std::uint64_t ns) { return static_cast<int>(ns / kCycle); }
 
 // Progress per wall ms: a job that needs its processors (proportional), one its threads slow down
 // (xtb: 2.3x as far on one CPU as on two).
@@ -87,7 +73,7 @@ TEST_CASE("width_check: a job that needs its processors keeps them, probed brief
     for (std::size_t k = 1; k < starts.size(); ++k) {
         int gap = starts[k] - starts[k - 1];
         REQUIRE(gap >= previous);
-        REQUIRE(gap <= cycles(WidthCheck::kMaxIntervalNs + WidthCheck::kMinProbeNs) + 2);
+        REQUIRE(gap <= cycles(apshim::kMaxProbeIntervalNs + WidthCheck::kMinProbeNs) + 2);
         previous = gap;
     }
 }
@@ -106,7 +92,7 @@ TEST_CASE("width_check: a job faster on half asks for half, held longer each tim
     REQUIRE(job.check.first_narrowing_now());
     REQUIRE(job.check.cap() == 1);
     REQUIRE(job.check.last_ratio() == Approx(2.3).margin(0.3));
-    std::uint64_t hold = WidthCheck::kFirstHoldNs;
+    std::uint64_t hold = apshim::kFirstHoldNs;
     for (int round = 0; round < 7; ++round) {
         // Held: capped for the whole hold, whatever the job reads meanwhile (here: not checkable).
         REQUIRE(job.check.hold_ns() == hold);
@@ -119,18 +105,18 @@ TEST_CASE("width_check: a job faster on half asks for half, held longer each tim
         REQUIRE(job.now - began >= hold);
         REQUIRE(job.now - began <= hold + kCycle);
         REQUIRE(job.check.cap() == 0);
-        hold = std::min(hold * 2, WidthCheck::kMaxHoldNs);
+        hold = std::min(hold * 2, apshim::kMaxHoldNs);
         REQUIRE(job.until(Phase::narrowed) > 0);  // found again after its first window
         REQUIRE_FALSE(job.check.first_narrowing_now());
     }
-    REQUIRE(job.check.hold_ns() == WidthCheck::kMaxHoldNs);
+    REQUIRE(job.check.hold_ns() == apshim::kMaxHoldNs);
     // A phase that needs its processors: the next probe finds nothing, and the hold starts over.
     job.rate = computes;
     while (job.check.phase() == Phase::narrowed) job.cycle();
     REQUIRE(job.until(Phase::probe) > 0);
     while (job.check.phase() == Phase::probe) job.cycle();
     REQUIRE(job.check.phase() == Phase::wide);
-    REQUIRE(job.check.hold_ns() == WidthCheck::kFirstHoldNs);
+    REQUIRE(job.check.hold_ns() == apshim::kFirstHoldNs);
 }
 
 TEST_CASE("width_check: a probe that meets a burst costs at most one first hold", "[width_check]") {
@@ -150,8 +136,8 @@ TEST_CASE("width_check: a probe that meets a burst costs at most one first hold"
         if (job.check.decided() && job.check.phase() == Phase::narrowed) ++narrowings;
     }
     REQUIRE(narrowings <= 1);
-    REQUIRE(narrowed_ns <= WidthCheck::kFirstHoldNs + kCycle);
-    REQUIRE(job.check.hold_ns() == WidthCheck::kFirstHoldNs);
+    REQUIRE(narrowed_ns <= apshim::kFirstHoldNs + kCycle);
+    REQUIRE(job.check.hold_ns() == apshim::kFirstHoldNs);
 }
 
 TEST_CASE("width_check: a probe is compared with the phase just before it", "[width_check]") {

@@ -1,0 +1,92 @@
+// What the three checks that probe a job share (shim/confine_check.hpp, idle_check.hpp,
+// width_check.hpp): the progress counted in a window, the recent part of a window that may run
+// for seconds, and the waits that grow between probes and holds. Each check asks its own
+// question (progress per CPU-second confined and not; per wall second with and without the idle
+// processors; on all of the job's processors and on half of them); these are the parts of the
+// answer that are the same. Pure logic, controller thread only.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace apshim {
+
+// A window's progress: the job's marks (Sample::marks, and region ends where a check counts
+// them), the CPU time it used and the wall time the window lasted.
+struct Progress {
+    std::uint64_t marks = 0, cpu_ns = 0, wall_ns = 0;
+    // Marks per wall (CPU) nanosecond; 0 for a window without wall (CPU) time.
+    double per_wall() const noexcept { return per(wall_ns); }
+    double per_cpu() const noexcept { return per(cpu_ns); }
+
+private:
+    double per(std::uint64_t ns) const noexcept {
+        return ns ? static_cast<double>(marks) / static_cast<double>(ns) : 0.0;
+    }
+};
+
+// The recent part of a window that may last seconds: its last span to 2 span (the whole window
+// while it is shorter), kept as two buckets of span. A probe follows its window at once, so it is
+// compared with this part, the phase it ran in, and not with every phase since the last probe
+// (up to 6.4 s): RawTherapee throttled spent 6 s in long regions that make no marks, then 2 s
+// in a marking phase; its whole window read the probe 6x "faster", the marking phase alone 0.8x
+// (docs/enforcement.md, twenty-fifth session).
+class RecentProgress {
+public:
+    explicit constexpr RecentProgress(std::uint64_t span) noexcept : span_(span) {}
+
+    // The window starts now, empty.
+    void restart(std::uint64_t now) noexcept {
+        cur_ = prev_ = Progress{};
+        cur_since_ = prev_since_ = last_ = now;
+    }
+    // A cycle that ended at `now`.
+    void add(std::uint64_t now, std::uint64_t marks, std::uint64_t cpu_ns = 0) noexcept {
+        cur_.marks += marks;
+        cur_.cpu_ns += cpu_ns;
+        last_ = now;
+        if (now - cur_since_ >= span_) {
+            prev_ = cur_;
+            prev_since_ = cur_since_;
+            cur_ = Progress{};
+            cur_since_ = now;
+        }
+    }
+    // The two buckets together, up to the last cycle added.
+    Progress recent() const noexcept {
+        return Progress{prev_.marks + cur_.marks, prev_.cpu_ns + cur_.cpu_ns, last_ - prev_since_};
+    }
+
+private:
+    std::uint64_t span_;
+    Progress cur_, prev_;
+    std::uint64_t cur_since_ = 0, prev_since_ = 0, last_ = 0;
+};
+
+// A wait between probes, or a hold, that grows by `factor` up to `max` and starts over at `first`:
+// a job that keeps giving a probe the same answer is asked less and less often.
+class Backoff {
+public:
+    constexpr Backoff(std::uint64_t first, std::uint64_t factor, std::uint64_t max) noexcept
+        : first_(first), factor_(factor), max_(max), ns_(first) {}
+    std::uint64_t ns() const noexcept { return ns_; }
+    void grow() noexcept { ns_ = std::min(ns_ * factor_, max_); }
+    void reset() noexcept { ns_ = first_; }
+
+private:
+    std::uint64_t first_, factor_, max_, ns_;
+};
+
+// The schedule the three checks keep (each sets its first probe). The wait after a probe that
+// found nothing to change grows kProbeGrowth times, up to kMaxProbeIntervalNs: a probe costs a job
+// that is best left as it is 15-200 ms of worse running, a few percent in its first seconds and
+// well under 1% after. A hold (the job kept as the probe found it best) starts at kFirstHoldNs and
+// doubles, up to kMaxHoldNs, as the job keeps being found so; after each the job is probed again.
+inline constexpr std::uint64_t kProbeGrowth = 4;
+inline constexpr std::uint64_t kMaxProbeIntervalNs = 6'400'000'000;
+inline constexpr std::uint64_t kFirstHoldNs = 1'000'000'000;
+inline constexpr std::uint64_t kMaxHoldNs = 32'000'000'000;
+constexpr Backoff probe_interval(std::uint64_t first) noexcept { return Backoff(first, kProbeGrowth, kMaxProbeIntervalNs); }
+constexpr Backoff hold_time() noexcept { return Backoff(kFirstHoldNs, 2, kMaxHoldNs); }
+
+}  // namespace apshim
