@@ -10,6 +10,7 @@ const char* ConfineCheck::name(Phase p) noexcept {
     case Phase::start: return "start";
     case Phase::confined: return "confined";
     case Phase::probe: return "probe";
+    case Phase::confirm: return "confirm";
     case Phase::hold: return "handover";
     }
     return "?";
@@ -108,6 +109,17 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         if (now - since_ < kProbeNs) return false;
         probe_after_.grow();
         return decide(now);
+    case Phase::confirm: {
+        // The cycle just ended ran as the slice said.
+        Progress& pool = confirm_[confirm_unconfined(slice_)];
+        pool.marks += marks;
+        pool.cpu_ns += cpu_ns;
+        if (now - since_ < kProbeNs) return !confirm_unconfined(slice_);
+        pool.wall_ns += now - since_;
+        since_ = now;
+        if (++slice_ == kConfirmSlices) return decide_confirmed(now);
+        return !confirm_unconfined(slice_);
+    }
     case Phase::hold:
         if (now - since_ < hold_.ns()) return false;
         hold_.grow();
@@ -118,14 +130,38 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
     return true;
 }
 
+bool ConfineCheck::handover_bound(const Progress& unconfined, const Progress& confined) noexcept {
+    // Per CPU-second, unconfined against confined (confined.cpu_ns > 0: checked before deciding).
+    double confined_rate = confined.per_cpu();
+    last_ratio_ = confined_rate > 0 ? unconfined.per_cpu() / confined_rate : 0;
+    bool busy = static_cast<double>(confined.cpu_ns) >=
+                kMinBusyShare * std::max(cpus_, 1) * static_cast<double>(confined.wall_ns);
+    return unconfined.marks >= kMinProbeMarks && last_ratio_ > kRatio && busy;
+}
+
 bool ConfineCheck::decide(std::uint64_t now) noexcept {
     probe_ended_ = true;
-    const Progress& ref = compared_ref_;  // choose_reference(), as the confined window ended
-    // Per CPU-second, unconfined against confined (ref.cpu_ns > 0: checked before deciding).
-    double confined_rate = ref.per_cpu();
-    last_ratio_ = confined_rate > 0 ? probe_.per_cpu() / confined_rate : 0;
-    bool busy = static_cast<double>(ref.cpu_ns) >= kMinBusyShare * std::max(cpus_, 1) * static_cast<double>(ref.wall_ns);
-    if (probe_.marks >= kMinProbeMarks && last_ratio_ > kRatio && busy) {
+    // Against the window choose_reference() took as the confined one ended.
+    if (handover_bound(probe_, compared_ref_)) {
+        phase_ = Phase::confirm;
+        since_ = now;
+        slice_ = 0;
+        confirm_[0] = confirm_[1] = Progress{};
+        return true;
+    }
+    start_confined(now);
+    return true;
+}
+
+bool ConfineCheck::decide_confirmed(std::uint64_t now) noexcept {
+    probe_ended_ = true;
+    probe_ = confirm_[1];  // what the debug log shows: the pooled slices
+    compared_ref_ = confirm_[0];
+    // A confined pool without a mark reads as one mark: the ratio stays finite, and a job with
+    // little unconfined progress is not held on it.
+    Progress confined = confirm_[0];
+    confined.marks = std::max<std::uint64_t>(confined.marks, 1);
+    if (confined.cpu_ns > 0 && handover_bound(confirm_[1], confined)) {
         phase_ = Phase::hold;
         since_ = now;
         first_hold_now_ = !held_before_;

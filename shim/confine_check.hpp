@@ -24,6 +24,16 @@
 // per CPU-second of their confined runs, which a hold without parking would not give them): after
 // kFirstCompareNs confined the two windows are compared.
 //
+// A comparison of two windows one after the other can read a change of phase: Debian's enfuse
+// (libgomp) makes its marks in bursts between long regions of static loops, and its start and
+// a probe that met bursts read 6x and 15x the progress of the confined windows before them,
+// though two threads on one CPU take it as long as one thread does. Held unconfined, it used 1.23
+// CPUs at allotment 1. So a comparison that finds a job hand-over bound is confirmed before the
+// hold: kConfirmSlices slices of kProbeNs, confined, unconfined, unconfined, confined (a linear
+// drift of the phase weighs on both alike), pooled and compared the same way. A job really bound
+// by its hand-overs reads so again (confined it makes next to nothing); one whose phase changed
+// reads alike confined and not, and stays confined.
+//
 // Pure logic, controller thread only: the controller feeds it each cycle's counts.
 #pragma once
 
@@ -35,7 +45,7 @@ namespace apshim {
 
 class ConfineCheck {
 public:
-    enum class Phase { idle, start, confined, probe, hold };
+    enum class Phase { idle, start, confined, probe, confirm, hold };
 
     // Timing of probes and holds (ns). A confined window begins at its first mark (CPU time spent
     // before it made none: serial code is no reference). The start (kStartNs unconfined) is
@@ -51,6 +61,8 @@ public:
     static constexpr std::uint64_t kFirstProbeNs = 250'000'000;
     static constexpr std::uint64_t kMaxRefNs = 1'600'000'000;
     static constexpr std::uint64_t kProbeNs = 15'000'000;
+    // The confirmation: slices of kProbeNs, confined and unconfined in the order C U U C.
+    static constexpr int kConfirmSlices = 4;
     // The reference a probe is compared with: the confined window's last kRecentNs to 2 kRecentNs
     // when they have kMinProbeMarks, else the whole window (choose_reference).
     static constexpr std::uint64_t kRecentNs = 250'000'000;
@@ -74,7 +86,13 @@ public:
     // unthrottled (its start or a probe: the job runs as without the shim, so that its progress
     // unconfined is measured; a hold: confinement slows it).
     bool starting() const noexcept { return phase_ == Phase::start; }
-    bool suspends() const noexcept { return phase_ == Phase::start || phase_ == Phase::probe || phase_ == Phase::hold; }
+    bool suspends() const noexcept {
+        return phase_ == Phase::start || phase_ == Phase::probe || phase_ == Phase::hold ||
+               (phase_ == Phase::confirm && confirm_unconfined(slice_));
+    }
+    // The check, not the allotment alone, decides the job's CPUs now (its start, a probe or its
+    // confirmation, a hold): the idle and width checks stand aside.
+    bool overrides() const noexcept { return phase_ != Phase::idle && phase_ != Phase::confined; }
     Phase phase() const noexcept { return phase_; }
     // The last probe's ratio of unconfined to confined progress per CPU-second (0: none yet).
     double last_ratio() const noexcept { return last_ratio_; }
@@ -93,9 +111,15 @@ private:
     // As the confined window ends (a probe begins, or the start is compared): the window to
     // compare with (compared_ref_).
     void choose_reference(std::uint64_t now) noexcept;
-    // The end of a probe (or of the start): compare its window with the confined one, then hold
-    // the job unconfined or confine it again. Returns whether to confine.
+    // The end of a probe (or of the start): compare its window with the confined one, then
+    // confirm a job that reads hand-over bound, or confine it again. Returns whether to confine.
     bool decide(std::uint64_t now) noexcept;
+    // The end of the confirmation: hold the job unconfined, or confine it again.
+    bool decide_confirmed(std::uint64_t now) noexcept;
+    // Whether the ratio of `unconfined` to `confined` progress per CPU-second says hand-over bound
+    // (sets last_ratio_).
+    bool handover_bound(const Progress& unconfined, const Progress& confined) noexcept;
+    static constexpr bool confirm_unconfined(int slice) noexcept { return slice == 1 || slice == 2; }
 
     Phase phase_ = Phase::idle;
     std::uint64_t since_ = 0;      // the phase began
@@ -105,6 +129,8 @@ private:
     Progress ref_, probe_, compared_ref_;  // the whole confined window, a probe's, the one compared
     RecentProgress recent_{kRecentNs};     // the confined window's recent part
     int cpus_ = 0;                         // the most CPUs the job was confined to in that window
+    Progress confirm_[2];                  // the confirmation's confined and unconfined slices, pooled
+    int slice_ = 0;                        // the confirmation's slice now
     double last_ratio_ = 0;
     bool held_before_ = false;
     bool started_ = false;        // the start is over (once per job)

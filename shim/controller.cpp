@@ -468,7 +468,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // own may then be probed on half of them), and nothing else decides its CPUs.
     bool on_own = s.idle.count() == 0 || !opts_.use_idle || !s.idle_check.with_idle();
     bool width_checking = a > 0 && opts_.width_check && opts_.confine && !confine::why_off() && markable &&
-                          !s.check.suspends() && on_own && s.P <= CPU_COUNT(&confine::original());
+                          !s.check.overrides() && on_own && s.P <= CPU_COUNT(&confine::original());
     s.width_check.step(now, marks + region_ends, s.procs.count(), width_checking);
     if (s.width_check.decided())
         log(LogLevel::debug, "width check: %.2fx the progress per second on %d of %d processors",
@@ -480,7 +480,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // The idle processors: only while they are there to use and nothing else decides the job's CPUs.
     bool idle_checking = a > 0 && opts_.use_idle && opts_.idle_check && opts_.confine && !confine::why_off() &&
                          !s.width_check.narrows();
-    s.idle_check.step(now, marks + region_ends, idle_checking && s.idle.count() > 0 && markable && !s.check.suspends());
+    s.idle_check.step(now, marks + region_ends, idle_checking && s.idle.count() > 0 && markable && !s.check.overrides());
     if (s.idle_check.probe_ended())
         log(LogLevel::debug, "idle check: %.2fx the progress per second without the idle processors", s.idle_check.last_ratio());
     if (s.idle_check.first_decline_now())

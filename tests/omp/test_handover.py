@@ -44,7 +44,8 @@ if gcc:
     check.expect(said == 1, f"said so once on stderr ({said} times: {r.stderr.strip()[:300]})")
 
     # Without a warm-up the job's start (its first 100 ms throttled, unconfined) is the probe: found
-    # by comparing it with its first 50 ms confined, before any probe of its own.
+    # by comparing it with its first 50 ms confined, before any probe of its own, and confirmed
+    # (confined and unconfined slices in turn) before the hold.
     env_s = shim.env(P=2, gat=shim.path("throttled-s"), trace=shim.path("trace-start-%p.csv"))
     start_args = [prog, "1000000", "0", "2"]
     native_s = shim.run(start_args, shim.env(preload=False), timeout=60)
@@ -53,7 +54,7 @@ if gcc:
     check.expect(rs.returncode == 0 and parse(rs.stdout)[0] == parse(native_s.stdout)[0],
                  f"throttled, no warm-up: the native answer ({rs.stdout.strip()})")
     order = phases_in_order(shim.trace_rows("trace-start-"))
-    check.expect(order[:3] == ["start", "confined", "handover"],
+    check.expect(order[:4] == ["start", "confined", "confirm", "handover"],
                  f"throttled, no warm-up: found by its start, unprobed (trace phases in order {order[:6]})")
 
     short_args = [prog, "200", "100", "10"]

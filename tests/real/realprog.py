@@ -59,9 +59,11 @@ class RealProgram:
     output_of(tag, measured) -> what must be identical to the native run's; env: extra
     environment for every run (e.g. LD_LIBRARY_PATH); cwd_of(tag) -> working directory;
     threads: how many of the program's threads can work at once, when known (alone, no cycle
-    may count more threads at work: the shim's own controller thread is none of them)."""
+    may count more threads at work: the shim's own controller thread is none of them); same:
+    (output, the native one) -> (alike, what was compared), for a program whose own runs differ
+    natively (else outputs must be identical)."""
 
-    def __init__(self, name, build, make_argv, output_of, env=None, cwd_of=None, threads=None):
+    def __init__(self, name, build, make_argv, output_of, env=None, cwd_of=None, threads=None, same=None):
         require_two_cpus("a program's parallel work and its throttling to one CPU need two")
         self.shim = Shim(build)
         self.check = Check(name)
@@ -73,6 +75,7 @@ class RealProgram:
         self.timeout = NATIVE_TIMEOUT_S
         self.inconclusive = False
         self.threads = threads
+        self.same = same
 
     def run(self, tag, env, timeout):
         m = run_measured(self.make_argv(tag), env, timeout, cwd=self.cwd_of(tag))
@@ -93,6 +96,9 @@ class RealProgram:
                         f"{tag}: exits 0 within {self.timeout:.0f} s ({'hung' if m.timed_out else f'rc {m.returncode}'})"):
             return False
         out = self.output_of(tag, m)
+        if self.same:
+            alike, what = self.same(out, self.reference)
+            return c.expect(alike, f"{tag}: output the same as the native run's ({what})")
         return c.expect(out == self.reference, f"{tag}: output identical to the native run's ({out!r:.80} vs {self.reference!r:.80})")
 
     def native(self):

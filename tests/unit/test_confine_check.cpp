@@ -11,6 +11,7 @@ using Phase = ConfineCheck::Phase;
 using namespace apshim::test;
 
 namespace {
+constexpr std::uint64_t kConfirmNs = ConfineCheck::kConfirmSlices * ConfineCheck::kProbeNs;
 
 // Drives the check cycle by cycle: `confined_rate` / `free_rate` progress marks per CPU-ms while
 // confined / unconfined (1 CPU-ms per cycle confined, 2 unconfined: two threads on two CPUs).
@@ -71,8 +72,9 @@ TEST_CASE("confine_check: a hand-over-bound job is found by its start, without a
     }
     REQUIRE(job.check.phase() == Phase::hold);
     REQUIRE(job.check.first_hold_started());
-    // 100 ms start + 50 ms confined (+ the cycle that ended the start and the one that found it).
-    REQUIRE(cycles * kCycle <= ConfineCheck::kStartNs + ConfineCheck::kFirstCompareNs + 2 * kCycle);
+    // 100 ms start + 50 ms confined (+ the cycle that ended the start and the one that found it),
+    // then the confirmation.
+    REQUIRE(cycles * kCycle <= ConfineCheck::kStartNs + ConfineCheck::kFirstCompareNs + kConfirmNs + 2 * kCycle);
 }
 
 TEST_CASE("confine_check: a start without progress leaves the job to its first probe", "[confine_check]") {
@@ -90,7 +92,8 @@ TEST_CASE("confine_check: a start without progress leaves the job to its first p
     }
     REQUIRE(check.phase() == Phase::hold);
     REQUIRE(cycles * kCycle >= ConfineCheck::kStartNs + ConfineCheck::kFirstProbeNs);
-    REQUIRE(cycles * kCycle <= ConfineCheck::kStartNs + ConfineCheck::kFirstProbeNs + ConfineCheck::kProbeNs + 3 * kCycle);
+    REQUIRE(cycles * kCycle <=
+            ConfineCheck::kStartNs + ConfineCheck::kFirstProbeNs + ConfineCheck::kProbeNs + kConfirmNs + 3 * kCycle);
 }
 
 TEST_CASE("confine_check: a compute-bound job stays confined, probed ever more rarely", "[confine_check]") {
@@ -115,7 +118,7 @@ TEST_CASE("confine_check: a hand-over-bound job is left unconfined, then measure
     Job job(0.1, 50);  // 500x as far per CPU-second unconfined (NPB LU built with gcc)
     int first = job.until(Phase::hold);
     REQUIRE(first > 0);
-    REQUIRE(first * kCycle <= ConfineCheck::kStartNs + ConfineCheck::kFirstCompareNs + 2 * kCycle);  // by the start
+    REQUIRE(first * kCycle <= ConfineCheck::kStartNs + ConfineCheck::kFirstCompareNs + kConfirmNs + 2 * kCycle);  // by the start
     REQUIRE(job.check.first_hold_started());
     REQUIRE(job.check.last_ratio() > 100);
     // Held unconfined for 1 s, then confined again and probed again: found again, held 2 s.
@@ -254,4 +257,33 @@ TEST_CASE("confine_check: a probe is compared with the phase just before it", "[
     REQUIRE(compared >= 2);  // probes met the marking phase, and were judged
     // A hand-over-bound marking phase in the same pattern is still found.
     REQUIRE(run(0.5, 50, compared));
+}
+
+TEST_CASE("confine_check: a burst of marks that a probe meets is no hand-over, confirmed or not", "[confine_check]") {
+    // enfuse's shape: long regions of static loops (CPU, no marks) and bursts of marks between
+    // them, 20 ms every 400 ms here, as many per CPU-second confined as not. A probe or the start
+    // that meets a burst reads several times the progress of the window before it; the
+    // confirmation's slices, confined and not in turn, read alike.
+    auto run = [](double confined_rate, double free_rate, int quiet_ms, int& suspect) {
+        ConfineCheck check;
+        std::uint64_t now = 0;
+        bool confined = false;
+        suspect = 0;
+        for (int i = 0; i < 12000; ++i) {  // 60 s
+            now += kCycle;
+            std::uint64_t cpu = (confined ? 1 : 2) * kCycle;
+            bool marking = (i * 5) % 400 >= quiet_ms;
+            double rate = confined ? confined_rate : free_rate;
+            auto marks = static_cast<std::uint64_t>(marking ? rate * static_cast<double>(cpu) / kMs : 0);
+            confined = check.step(now, marks, cpu, confined ? 1 : 0, true);
+            if (check.phase() == Phase::confirm) ++suspect;
+            if (check.phase() == Phase::hold) return true;
+        }
+        return false;
+    };
+    int suspect = 0;
+    REQUIRE_FALSE(run(3, 3, 380, suspect));
+    REQUIRE(suspect > 0);  // comparisons one after the other read it hand-over bound
+    // A job whose marking phases are hand-over bound and most of its time is still held.
+    REQUIRE(run(0.5, 10, 80, suspect));
 }
