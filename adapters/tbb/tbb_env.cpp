@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -14,6 +16,11 @@
 namespace {
 
 int real_cpu_count = 0;
+// The most CPUs libtbb was told it has (0: none faked). oneTBB sizes its default concurrency once,
+// from its first count, often before the process joins the table: APSHIM_P=8 shown then, and a
+// table created with P = 2 found at the join (APSHIM_P is ignored there), leave oneTBB at 8
+// while the shim's P is 2 from then on.
+std::atomic<int> shown_cpus{0};
 
 __attribute__((constructor(110))) void make_shim_the_itt_collector() {
     if (!apshim::host().enabled()) return;
@@ -37,14 +44,21 @@ int fake_cpus(void* caller) {
     if (P <= real_cpu_count || real_cpu_count == 0) return 0;
     Dl_info info;
     if (!dladdr(caller, &info) || !info.dli_fname || !std::strstr(info.dli_fname, "libtbb.so")) return 0;
+    int shown = shown_cpus.load(std::memory_order_relaxed);
+    while (shown < P && !shown_cpus.compare_exchange_weak(shown, P, std::memory_order_relaxed)) {
+    }
     return P;
 }
 
 }  // namespace
 
+// What oneTBB's own default is: what it was shown, when the shim showed it more CPUs than the
+// machine's (the cap's ceiling, and what the stall valve lifts it to: PrusaSlicer's tasks wait for
+// each other until that many run; lifted to the table's P = 2 only, they waited for ever).
 int apshim::tbb_adapter::tbb_default_concurrency() noexcept {
     int P = apshim::host().processors();
-    return P > real_cpu_count ? P : real_cpu_count;
+    int shown = shown_cpus.load(std::memory_order_relaxed);
+    return std::max({P > real_cpu_count ? P : real_cpu_count, shown});
 }
 
 // Called by the shim's sysconf/sched_getaffinity interposers (shim/cpu_hooks.cpp), which may run

@@ -3,7 +3,10 @@ for each other) finishes under the shim: the shim steps aside instead of capping
 (4 on a table of P = 2), and at TBB's default (4 at APSHIM_P=4) while throttled to allotment 1 by
 a co-runner: there the shim's cap (2) sat under the program's 4 and the barrier never filled, as
 in oneTBB's test_task_arena at APSHIM_P=8 (tests/peer/RESULTS.md). And the same barrier sized by
-TBB's default alone, no global_control, throttled: the stall valve lifts the cap (it hung before)."""
+TBB's default alone, no global_control, throttled: the stall valve lifts the cap (it hung before).
+And alone with APSHIM_P=4 on a table created with P = 2 (APSHIM_P ignored at the join): libtbb was
+shown 4 CPUs before, the shim's cap is 2, and the shim must know it holds TBB back (PrusaSlicer
+hung there: the valve, blind to untimed tasks, never lifted the cap; 1 run in 3 of this)."""
 import sys
 
 from apshim_test import Check, CoRunner, Shim
@@ -26,6 +29,12 @@ for attempt in range(3):
         r = shim.run([prog, "4", "nocontrol"], env, timeout=30)
     check.expect(r.returncode == 0 and r.stdout.strip() == "all 4 met",
                  f"throttled run {attempt}: no global_control, 4 tasks meet at TBB's default 4, finishes ({r.stdout.strip()})")
+shim.run([prog, "1", "nocontrol"], shim.env(P=2, gat=shim.path("made_at_2")), timeout=30)
+for attempt in range(5):
+    r = shim.run([prog, "4", "nocontrol"], shim.env(P=4, gat=shim.path("made_at_2")), timeout=30)
+    check.expect(r.returncode == 0 and r.stdout.strip() == "all 4 met",
+                 f"alone on a table of P = 2, APSHIM_P=4 shown to libtbb, run {attempt}: 4 tasks meet, finishes "
+                 f"({r.stdout.strip() or r.returncode})")
 env = shim.env(P=4, gat=shim.path("replace"))
 with CoRunner(shim, env, 4):
     r = shim.run([prog, "4", "replace"], env, timeout=30)
