@@ -114,7 +114,6 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         Progress& pool = confirm_[confirm_unconfined(slice_)];
         pool.marks += marks;
         pool.cpu_ns += cpu_ns;
-        if (now - since_ < kProbeNs) return !confirm_unconfined(slice_);
         pool.wall_ns += now - since_;
         since_ = now;
         if (++slice_ == kConfirmSlices) return decide_confirmed(now);

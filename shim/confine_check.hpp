@@ -29,10 +29,11 @@
 // a probe that met bursts read 6x and 15x the progress of the confined windows before them,
 // though two threads on one CPU take it as long as one thread does. Held unconfined, it used 1.23
 // CPUs at allotment 1. So a comparison that finds a job hand-over bound is confirmed before the
-// hold: kConfirmSlices slices of kProbeNs, confined, unconfined, unconfined, confined (a linear
-// drift of the phase weighs on both alike), pooled and compared the same way. A job really bound
-// by its hand-overs reads so again (confined it makes next to nothing); one whose phase changed
-// reads alike confined and not, and stays confined.
+// hold: kConfirmSlices controller cycles, confined and unconfined in turn, pooled by kind and
+// compared the same way. A burst longer than a few cycles falls on both kinds alike; a job really
+// bound by its hand-overs reads so again, since confined it makes next to nothing. (Slices of
+// 15 ms in the order confined, unconfined, unconfined, confined were fooled by a 30 ms burst on
+// the middle two, 1 run in 5.)
 //
 // Pure logic, controller thread only: the controller feeds it each cycle's counts.
 #pragma once
@@ -61,8 +62,8 @@ public:
     static constexpr std::uint64_t kFirstProbeNs = 250'000'000;
     static constexpr std::uint64_t kMaxRefNs = 1'600'000'000;
     static constexpr std::uint64_t kProbeNs = 15'000'000;
-    // The confirmation: slices of kProbeNs, confined and unconfined in the order C U U C.
-    static constexpr int kConfirmSlices = 4;
+    // The confirmation: this many cycles (80 ms at the default 5 ms), confined first.
+    static constexpr int kConfirmSlices = 16;
     // The reference a probe is compared with: the confined window's last kRecentNs to 2 kRecentNs
     // when they have kMinProbeMarks, else the whole window (choose_reference).
     static constexpr std::uint64_t kRecentNs = 250'000'000;
@@ -119,7 +120,7 @@ private:
     // Whether the ratio of `unconfined` to `confined` progress per CPU-second says hand-over bound
     // (sets last_ratio_).
     bool handover_bound(const Progress& unconfined, const Progress& confined) noexcept;
-    static constexpr bool confirm_unconfined(int slice) noexcept { return slice == 1 || slice == 2; }
+    static constexpr bool confirm_unconfined(int slice) noexcept { return slice % 2 == 1; }
 
     Phase phase_ = Phase::idle;
     std::uint64_t since_ = 0;      // the phase began
@@ -130,7 +131,7 @@ private:
     RecentProgress recent_{kRecentNs};     // the confined window's recent part
     int cpus_ = 0;                         // the most CPUs the job was confined to in that window
     Progress confirm_[2];                  // the confirmation's confined and unconfined slices, pooled
-    int slice_ = 0;                        // the confirmation's slice now
+    int slice_ = 0;                        // the confirmation's cycle now
     double last_ratio_ = 0;
     bool held_before_ = false;
     bool started_ = false;        // the start is over (once per job)

@@ -28,8 +28,8 @@ namespace apshim {
 //                    (nothing checked: nothing to confine, or confinement or the check is off),
 //                    "start" (the first 100 ms the job could be confined: run as in a probe), "confined",
 //                    "probe" (unconfined for a moment to compare the job's progress), "confirm"
-//                    (a probe or the start read hand-over bound: 15 ms slices confined, unconfined,
-//                    unconfined, confined, compared pooled), "handover" (found hand-over bound and
+//                    (a probe or the start read hand-over bound: 16 cycles confined and unconfined
+//                    in turn, compared pooled), "handover" (found hand-over bound and
 //                    confirmed: not confined for now)
 //   marks            the job's progress marks in the cycle (Sample::marks: tasks made and run,
 //                    chunks fetched, ordered turns, barriers and taskwaits entered; counted by
