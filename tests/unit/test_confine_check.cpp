@@ -231,59 +231,50 @@ TEST_CASE("confine_check: the window begins at its first mark", "[confine_check]
     REQUIRE(first_probe * kCycle <= 200 * kCycle + ConfineCheck::kFirstProbeNs + kCycle);
 }
 
+namespace {
+// Drives a fresh check for `cycles` cycles of a job that makes `confined_rate` / `free_rate` marks
+// per CPU-ms, confined / not, in the cycles `marking(ms)` says (ms since its start) and none in the
+// others; `seen(check)` after each step. Returns whether the job was held unconfined.
+template <class Marking, class Seen>
+bool held(double confined_rate, double free_rate, int cycles, Marking marking, Seen seen) {
+    ConfineCheck check;
+    std::uint64_t now = 0;
+    bool confined = false;
+    for (int i = 0; i < cycles; ++i) {
+        now += kCycle;
+        std::uint64_t cpu = (confined ? 1 : 2) * kCycle;
+        double rate = confined ? confined_rate : free_rate;
+        auto marks = static_cast<std::uint64_t>(marking(i * 5) ? rate * static_cast<double>(cpu) / kMs : 0);
+        confined = check.step(now, marks, cpu, confined ? 1 : 0, true);
+        seen(check);
+        if (check.phase() == Phase::hold) return true;
+    }
+    return false;
+}
+}  // namespace
+
 TEST_CASE("confine_check: a probe is compared with the phase just before it", "[confine_check]") {
     // RawTherapee: seconds of long regions of static loops (CPU, no marks), then a phase of marks,
     // 60 per CPU-ms confined and 55 unconfined (compute-bound). Compared with the whole window
     // (mostly the markless phase), a probe in the marking phase read 6x and held the job unconfined.
-    auto run = [](double confined_rate, double free_rate, int& compared) {
-        ConfineCheck check;
-        std::uint64_t now = 0;
-        bool confined = false;
-        compared = 0;
-        for (int i = 0; i < 16000; ++i) {  // 80 s
-            now += kCycle;
-            std::uint64_t cpu = (confined ? 1 : 2) * kCycle;
-            bool marking = (i * 5) % 6000 >= 4500;  // 4.5 s without marks, then 1.5 s with, over and over
-            double rate = confined ? confined_rate : free_rate;
-            auto marks = static_cast<std::uint64_t>(marking ? rate * static_cast<double>(cpu) / kMs : 0);
-            confined = check.step(now, marks, cpu, confined ? 1 : 0, true);
-            if (check.probe_ended() && check.last_ratio() > 0) ++compared;
-            if (check.phase() == Phase::hold) return true;
-        }
-        return false;
-    };
+    auto marking = [](int ms) { return ms % 6000 >= 4500; };  // 4.5 s without marks, then 1.5 s with, over and over
     int compared = 0;
-    REQUIRE_FALSE(run(60, 55, compared));
+    auto count = [&](const ConfineCheck& c) { compared += c.probe_ended() && c.last_ratio() > 0; };
+    REQUIRE_FALSE(held(60, 55, 16000, marking, count));  // 80 s
     REQUIRE(compared >= 2);  // probes met the marking phase, and were judged
     // A hand-over-bound marking phase in the same pattern is still found.
-    REQUIRE(run(0.5, 50, compared));
+    REQUIRE(held(0.5, 50, 16000, marking, count));
 }
 
 TEST_CASE("confine_check: a burst of marks that a probe meets is no hand-over, confirmed or not", "[confine_check]") {
     // enfuse's shape: long regions of static loops (CPU, no marks) and bursts of marks between
     // them, 20 ms every 400 ms here, as many per CPU-second confined as not. A probe or the start
     // that meets a burst reads several times the progress of the window before it; the
-    // confirmation's slices, confined and not in turn, read alike.
-    auto run = [](double confined_rate, double free_rate, int quiet_ms, int& suspect) {
-        ConfineCheck check;
-        std::uint64_t now = 0;
-        bool confined = false;
-        suspect = 0;
-        for (int i = 0; i < 12000; ++i) {  // 60 s
-            now += kCycle;
-            std::uint64_t cpu = (confined ? 1 : 2) * kCycle;
-            bool marking = (i * 5) % 400 >= quiet_ms;
-            double rate = confined ? confined_rate : free_rate;
-            auto marks = static_cast<std::uint64_t>(marking ? rate * static_cast<double>(cpu) / kMs : 0);
-            confined = check.step(now, marks, cpu, confined ? 1 : 0, true);
-            if (check.phase() == Phase::confirm) ++suspect;
-            if (check.phase() == Phase::hold) return true;
-        }
-        return false;
-    };
+    // confirmation's cycles, confined and not in turn, read alike.
     int suspect = 0;
-    REQUIRE_FALSE(run(3, 3, 380, suspect));
+    auto count = [&](const ConfineCheck& c) { suspect += c.phase() == Phase::confirm; };
+    REQUIRE_FALSE(held(3, 3, 12000, [](int ms) { return ms % 400 >= 380; }, count));  // 60 s
     REQUIRE(suspect > 0);  // comparisons one after the other read it hand-over bound
     // A job whose marking phases are hand-over bound and most of its time is still held.
-    REQUIRE(run(0.5, 10, 80, suspect));
+    REQUIRE(held(0.5, 10, 12000, [](int ms) { return ms % 400 >= 80; }, count));
 }
