@@ -116,7 +116,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         pool.cpu_ns += cpu_ns;
         pool.wall_ns += now - since_;
         since_ = now;
-        if (++slice_ == kConfirmSlices) return decide_confirmed(now);
+        if (++slice_ == kConfirmCycles) return decide_confirmed(now);
         return !confirm_unconfined(slice_);
     }
     case Phase::hold:

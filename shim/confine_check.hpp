@@ -29,7 +29,7 @@
 // a probe that met bursts read 6x and 15x the progress of the confined windows before them,
 // though two threads on one CPU take it as long as one thread does. Held unconfined, it used 1.23
 // CPUs at allotment 1. So a comparison that finds a job hand-over bound is confirmed before the
-// hold: kConfirmSlices controller cycles, confined and unconfined in turn, pooled by kind and
+// hold: kConfirmCycles controller cycles, confined and unconfined in turn, pooled by kind and
 // compared the same way. A burst longer than a few cycles falls on both kinds alike; a job really
 // bound by its hand-overs reads so again, since confined it makes next to nothing. (Slices of
 // 15 ms in the order confined, unconfined, unconfined, confined were fooled by a 30 ms burst on
@@ -63,7 +63,7 @@ public:
     static constexpr std::uint64_t kMaxRefNs = 1'600'000'000;
     static constexpr std::uint64_t kProbeNs = 15'000'000;
     // The confirmation: this many cycles (80 ms at the default 5 ms), confined first.
-    static constexpr int kConfirmSlices = 16;
+    static constexpr int kConfirmCycles = 16;
     // The reference a probe is compared with: the confined window's last kRecentNs to 2 kRecentNs
     // when they have kMinProbeMarks, else the whole window (choose_reference).
     static constexpr std::uint64_t kRecentNs = 250'000'000;
@@ -84,8 +84,8 @@ public:
               bool markable = true) noexcept;
 
     // What the last step() said, for reallocations between cycles: confine, or keep the job wholly
-    // unthrottled (its start or a probe: the job runs as without the shim, so that its progress
-    // unconfined is measured; a hold: confinement slows it).
+    // unthrottled (its start, a probe, a confirmation's unconfined cycles: the job runs as without
+    // the shim, so that its progress unconfined is measured; a hold: confinement slows it).
     bool starting() const noexcept { return phase_ == Phase::start; }
     bool suspends() const noexcept {
         return phase_ == Phase::start || phase_ == Phase::probe || phase_ == Phase::hold ||

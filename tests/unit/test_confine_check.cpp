@@ -11,7 +11,7 @@ using Phase = ConfineCheck::Phase;
 using namespace apshim::test;
 
 namespace {
-constexpr std::uint64_t kConfirmNs = ConfineCheck::kConfirmSlices * kCycle;
+constexpr std::uint64_t kConfirmNs = ConfineCheck::kConfirmCycles * kCycle;
 
 // Drives the check cycle by cycle: `confined_rate` / `free_rate` progress marks per CPU-ms while
 // confined / unconfined (1 CPU-ms per cycle confined, 2 unconfined: two threads on two CPUs).
