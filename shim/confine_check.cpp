@@ -110,14 +110,14 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         probe_after_.grow();
         return decide(now);
     case Phase::confirm: {
-        // The cycle just ended ran as the slice said.
-        Progress& pool = confirm_[confirm_unconfined(slice_)];
+        // The cycle just ended ran as confirm_unconfined said.
+        Progress& pool = confirm_[confirm_unconfined(confirm_cycle_)];
         pool.marks += marks;
         pool.cpu_ns += cpu_ns;
         pool.wall_ns += now - since_;
         since_ = now;
-        if (++slice_ == kConfirmCycles) return decide_confirmed(now);
-        return !confirm_unconfined(slice_);
+        if (++confirm_cycle_ == kConfirmCycles) return decide_confirmed(now);
+        return !confirm_unconfined(confirm_cycle_);
     }
     case Phase::hold:
         if (now - since_ < hold_.ns()) return false;
@@ -144,7 +144,7 @@ bool ConfineCheck::decide(std::uint64_t now) noexcept {
     if (handover_bound(probe_, compared_ref_)) {
         phase_ = Phase::confirm;
         since_ = now;
-        slice_ = 0;
+        confirm_cycle_ = 0;
         confirm_[0] = confirm_[1] = Progress{};
         return true;
     }
@@ -154,7 +154,7 @@ bool ConfineCheck::decide(std::uint64_t now) noexcept {
 
 bool ConfineCheck::decide_confirmed(std::uint64_t now) noexcept {
     probe_ended_ = true;
-    probe_ = confirm_[1];  // what the debug log shows: the pooled slices
+    probe_ = confirm_[1];  // what the debug log shows: the pooled cycles
     compared_ref_ = confirm_[0];
     // A confined pool without a mark reads as one mark: the ratio stays finite, and a job with
     // little unconfined progress is not held on it.

@@ -65,8 +65,7 @@ public:
     // The confirmation: this many cycles (80 ms at the default 5 ms), confined first.
     static constexpr int kConfirmCycles = 16;
     // The reference a probe is compared with: the confined window's last kRecentNs to 2 kRecentNs
-    // when they have kMinProbeMarks, else the whole window (choose_reference).
-    static constexpr std::uint64_t kRecentNs = 250'000'000;
+    // (probe_window.hpp) when they have kMinProbeMarks, else the whole window (choose_reference).
     static constexpr std::uint64_t kMinRefMarks = 4;
     static constexpr std::uint64_t kMinProbeMarks = 8;
     // The yardstick of issue #13: a throttled program may take at most 3x its one-thread time.
@@ -89,7 +88,7 @@ public:
     bool starting() const noexcept { return phase_ == Phase::start; }
     bool suspends() const noexcept {
         return phase_ == Phase::start || phase_ == Phase::probe || phase_ == Phase::hold ||
-               (phase_ == Phase::confirm && confirm_unconfined(slice_));
+               (phase_ == Phase::confirm && confirm_unconfined(confirm_cycle_));
     }
     // The check, not the allotment alone, decides the job's CPUs now (its start, a probe or its
     // confirmation, a hold): the idle and width checks stand aside.
@@ -120,7 +119,7 @@ private:
     // Whether the ratio of `unconfined` to `confined` progress per CPU-second says hand-over bound
     // (sets last_ratio_).
     bool handover_bound(const Progress& unconfined, const Progress& confined) noexcept;
-    static constexpr bool confirm_unconfined(int slice) noexcept { return slice % 2 == 1; }
+    static constexpr bool confirm_unconfined(int cycle) noexcept { return cycle % 2 == 1; }
 
     Phase phase_ = Phase::idle;
     std::uint64_t since_ = 0;      // the phase began
@@ -128,10 +127,10 @@ private:
     Backoff probe_after_ = probe_interval(kFirstProbeNs);
     Backoff hold_ = hold_time();
     Progress ref_, probe_, compared_ref_;  // the whole confined window, a probe's, the one compared
-    RecentProgress recent_{kRecentNs};     // the confined window's recent part
+    RecentProgress recent_;                // the confined window's recent part
     int cpus_ = 0;                         // the most CPUs the job was confined to in that window
-    Progress confirm_[2];                  // the confirmation's confined and unconfined slices, pooled
-    int slice_ = 0;                        // the confirmation's cycle now
+    Progress confirm_[2];                  // the confirmation's confined and unconfined cycles, pooled
+    int confirm_cycle_ = 0;                // the confirmation's cycle now
     double last_ratio_ = 0;
     bool held_before_ = false;
     bool started_ = false;        // the start is over (once per job)

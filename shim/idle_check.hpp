@@ -37,7 +37,6 @@ public:
     // costs a job they did not help nothing.
     static constexpr std::uint64_t kFirstProbeNs = 200'000'000;
     static constexpr std::uint64_t kProbeNs = 30'000'000;
-    static constexpr std::uint64_t kRecentNs = 250'000'000;
     // Both windows need this many marks to be compared (a serial phase makes none).
     static constexpr std::uint64_t kMinMarks = 64;
     // Declined only when the job gets this much further per wall second without the idle
@@ -69,7 +68,7 @@ private:
     std::uint64_t since_ = 0;
     Backoff probe_after_ = probe_interval(kFirstProbeNs);
     Backoff hold_ = hold_time();
-    RecentProgress with_{kRecentNs};  // the window with the idle processors (its recent part)
+    RecentProgress with_;  // the window with the idle processors (its recent part)
     Progress without_;
     double last_ratio_ = 0;
     bool declined_before_ = false;

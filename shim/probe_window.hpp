@@ -25,15 +25,18 @@ private:
     }
 };
 
+// The span of a window's recent part, the same for the three checks.
+inline constexpr std::uint64_t kRecentNs = 250'000'000;
+
 // The recent part of a window that may last seconds: its last span to 2 span (the whole window
-// while it is shorter), kept as two buckets of span. A probe follows its window at once, so it is
-// compared with this part, the phase it ran in, and not with every phase since the last probe
-// (up to 6.4 s): RawTherapee throttled spent 6 s in long regions that make no marks, then 2 s
-// in a marking phase; its whole window read the probe 6x "faster", the marking phase alone 0.8x
-// (docs/enforcement.md, twenty-fifth session).
+// while it is shorter; span kRecentNs but in tests), kept as two buckets of span. A probe follows
+// its window at once, so it is compared with this part, the phase it ran in, and not with every
+// phase since the last probe (up to 6.4 s): RawTherapee throttled spent 6 s in long regions that
+// make no marks, then 2 s in a marking phase; its whole window read the probe 6x "faster", the
+// marking phase alone 0.8x (docs/enforcement.md, twenty-fifth session).
 class RecentProgress {
 public:
-    explicit constexpr RecentProgress(std::uint64_t span) noexcept : span_(span) {}
+    explicit constexpr RecentProgress(std::uint64_t span = kRecentNs) noexcept : span_(span) {}
 
     // The window starts now, empty.
     void restart(std::uint64_t now) noexcept {

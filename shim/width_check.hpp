@@ -51,7 +51,6 @@ public:
     static constexpr std::uint64_t kMinProbeNs = 30'000'000;
     static constexpr std::uint64_t kDecideNs = 100'000'000;
     static constexpr std::uint64_t kMaxProbeNs = 200'000'000;
-    static constexpr std::uint64_t kRecentNs = 250'000'000;
     // xtb makes 300-1000 region ends a second: 32 take it 30-100 ms.
     static constexpr std::uint64_t kMinMarks = 32;
     // Narrowed only when the probe got this much further per wall second than the reference:
@@ -93,7 +92,7 @@ private:
     Backoff probe_after_ = probe_interval(kFirstProbeNs);
     Backoff hold_ = hold_time();
     int width_ = 0, narrow_ = 0;
-    RecentProgress wide_{kRecentNs};  // the wide window (its recent part)
+    RecentProgress wide_;  // the wide window (its recent part)
     Progress probe_, ref_;
     double last_ratio_ = 0;
     bool narrowed_before_ = false;

@@ -56,9 +56,7 @@ int fake_cpus(void* caller) {
 // machine's (the cap's ceiling, and what the stall valve lifts it to: PrusaSlicer's tasks wait for
 // each other until that many run; lifted to the table's P = 2 only, they waited for ever).
 int apshim::tbb_adapter::tbb_default_concurrency() noexcept {
-    int P = apshim::host().processors();
-    int shown = shown_cpus.load(std::memory_order_relaxed);
-    return std::max({P > real_cpu_count ? P : real_cpu_count, shown});
+    return std::max({apshim::host().processors(), real_cpu_count, shown_cpus.load(std::memory_order_relaxed)});
 }
 
 // Called by the shim's sysconf/sched_getaffinity interposers (shim/cpu_hooks.cpp), which may run
