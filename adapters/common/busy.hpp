@@ -72,8 +72,9 @@ struct alignas(64) ThreadCounters {
     std::atomic<std::uint64_t> outer_ns{0};
     std::atomic<std::uint64_t> outer_since{0};
     // Recycling (rare paths only, thread_slots.hpp): the owning thread's pointer to this slot
-    // (null while free or when claimed without one), the pool, this slot's index and the next
-    // free slot's.
+    // (null while free or when claimed without one; a mark of the pool's while claimed for a
+    // thread that has not adopted it, or being taken back), the pool, this slot's index and the
+    // next free slot's.
     std::atomic<ThreadCounters**> owner{nullptr};
     SlotPool* pool = nullptr;
     std::int32_t index = 0;

@@ -7,6 +7,11 @@
 // "difference since last sample" per slot index stays right (never negative) whoever owns the
 // slot. N slots cover the threads alive at once; a thread beyond that is not measured (its
 // slot pointer is null) and overflowed() says so to the controller, which may log it.
+//
+// A slot's owner word says who may give it back, and only that one does: the owning thread
+// (release, at its exit), or, for a slot claimed for another thread that has not adopted it
+// yet (marked awaiting_), whoever wins the compare-and-swap away from that mark (adopt, or the
+// controller's take_back_if_ended). A slot is pushed on the free list once per claim.
 #pragma once
 
 #include <pthread.h>
@@ -51,7 +56,7 @@ public:
     bool adopt(ThreadCounters* c, ThreadCounters** owner) noexcept {
         int k = exit_key();
         if (k < 0) return false;
-        ThreadCounters** expected = nullptr;
+        ThreadCounters** expected = &awaiting_;
         if (!c->owner.compare_exchange_strong(expected, owner, std::memory_order_acq_rel)) return false;
         pthread_setspecific(static_cast<pthread_key_t>(k), owner);
         return true;
@@ -91,7 +96,9 @@ protected:
         pthread_setspecific(static_cast<pthread_key_t>(k), owner);
     }
 
-    // The controller's mark on a slot it is taking back: an owner no thread can have.
+    // Owners no thread can have: a slot claimed for a thread that has not adopted it yet, and
+    // the controller's mark on a slot it is taking back.
+    static inline ThreadCounters* awaiting_ = nullptr;
     static inline ThreadCounters* taking_back_ = nullptr;
 
     void reset_free_list() noexcept { free_head_.store(0); }
@@ -138,15 +145,15 @@ public:
         // Once per thread (not per task): its CPU clock, for untimed cycles (busy.hpp).
         clockid_t clock;
         bool clocked = pthread_getcpuclockid(pthread_self(), &clock) == 0;
-        ThreadCounters* c = take(clocked ? static_cast<int>(syscall(SYS_gettid)) : 0, clock);
+        ThreadCounters* c = take(clocked ? static_cast<int>(syscall(SYS_gettid)) : 0, clock, nullptr);
         if (c && owner) release_at_exit(c, owner);
         return c;
     }
     // A slot for another thread of this process, known by its id and CPU clock (oneTBB's workers,
-    // claimed by the thread that creates them: adapters/tbb/thread_hooks.cpp), with no owner
+    // claimed by the thread that creates them: adapters/tbb/thread_hooks.cpp), marked awaiting_
     // until that thread adopts it (adopt, on its first event); null when all N are taken. If the
     // thread ends without adopting it, the controller takes it back (take_back_if_ended).
-    ThreadCounters* claim_for(int tid, clockid_t clock) noexcept { return take(tid, clock); }
+    ThreadCounters* claim_for(int tid, clockid_t clock) noexcept { return take(tid, clock, &awaiting_); }
     // The slot of the live thread `tid` (claimed by it, or for it), or null.
     ThreadCounters* find(int tid) noexcept {
         for (int i = 0, n = used(); i < n; ++i)
@@ -161,11 +168,16 @@ public:
     // used up all 1024; tests/tbb/test_thread_churn.py). `counted_cpu_ns`: the slot's CPU total as
     // the controller last counted it, kept as the earlier owners' total, so that the next owner's
     // time is counted from there. True when `c` was such a slot.
+    // Only a slot still marked awaiting_: its id is that thread's until adopt() or this unmarks
+    // it, so an unreadable clock means that thread ended. Until 2026-11-29 any slot with a null
+    // owner qualified: a thread giving its slot back at exit clears the owner, then the id, and
+    // a look between the two read the id, then no clock (the id had just gone), and pushed the
+    // slot a second time; two threads later shared it (TSan in CI, mixed.one_allotment: two
+    // program threads forking OpenMP regions wrote the same slot).
     bool take_back_if_ended(ThreadCounters& c, std::uint64_t counted_cpu_ns) noexcept {
         std::uint64_t ns;
-        if (c.owner.load(std::memory_order_acquire) != nullptr || c.tid.load(std::memory_order_acquire) == 0 || read_owner_cpu(c, ns))
-            return false;
-        ThreadCounters** expected = nullptr;
+        if (c.owner.load(std::memory_order_acquire) != &awaiting_ || read_owner_cpu(c, ns)) return false;
+        ThreadCounters** expected = &awaiting_;
         if (!c.owner.compare_exchange_strong(expected, &taking_back_, std::memory_order_acq_rel)) return false;  // adopted
         c.tid.store(0, std::memory_order_release);
         c.exited_cpu_ns.store(counted_cpu_ns, std::memory_order_release);
@@ -217,8 +229,9 @@ private:
         return sum;
     }
 
-    // A free or never-used slot for thread `tid` (0: its clock is unknown), no owner yet.
-    ThreadCounters* take(int tid, clockid_t clock) noexcept {
+    // A free or never-used slot for thread `tid` (0: its clock is unknown), owned by `owner` (null:
+    // nobody yet; &awaiting_: claimed for thread `tid`).
+    ThreadCounters* take(int tid, clockid_t clock, ThreadCounters** owner) noexcept {
         int i = pop(slots_);
         if (i < 0 && used_.load(std::memory_order_relaxed) < N) i = used_.fetch_add(1, std::memory_order_acq_rel);
         if (i < 0 || i >= N) {
@@ -231,7 +244,7 @@ private:
         c->external.store(0, std::memory_order_relaxed);
         c->in_task.store(0, std::memory_order_relaxed);
         c->worker.store(0, std::memory_order_relaxed);
-        c->owner.store(nullptr, std::memory_order_relaxed);
+        c->owner.store(owner, std::memory_order_relaxed);
         if (tid) c->cpu_clock.store(clock, std::memory_order_relaxed);
         c->tid.store(tid, std::memory_order_release);
         return c;

@@ -63,8 +63,8 @@ __attribute__((noinline)) void attach(ThreadState& t, std::uint32_t gen) noexcep
     note_used();
     {
         ClaimLock lock;
-        // A slot with this thread's id and no owner was claimed for it by its creator (a worker):
-        // adopt() takes it only if nobody owns it.
+        // A slot with this thread's id may have been claimed for it by its creator (a worker):
+        // adopt() takes it only if it still awaits this thread.
         ThreadCounters* mine = state().slots.find(static_cast<int>(syscall(SYS_gettid)));
         if (mine && state().slots.adopt(mine, &t.counters)) {
             t.counters = mine;  // given back when this thread exits

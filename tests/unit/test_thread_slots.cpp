@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -240,4 +241,64 @@ TEST_CASE("a slot claimed for a live thread is adopted, not taken back", "[slots
     CHECK(c->owner.load() == nullptr);  // given back at its exit
     CHECK(run_thread(slots, 1) == c);
     CHECK(slots.used() == 1);
+}
+
+TEST_CASE("a slot claimed without an owner by a thread that ended is not taken back", "[slots]") {
+    // What the controller saw of a slot whose thread was giving it back at exit, between
+    // clearing its owner and its id: no owner, an id, no clock. Taking it back pushed it on the
+    // free list a second time (its thread pushes it too).
+    static ThreadSlots<4> slots;
+    SlotSampler sampler;
+    ThreadCounters* c = nullptr;
+    int tid = 0;
+    std::thread([&] {
+        c = slots.claim();
+        tid = static_cast<int>(syscall(SYS_gettid));
+    }).join();
+    REQUIRE(c != nullptr);
+    for (int k = 0; k < 50; ++k) {
+        sampler.sample(slots, 0, /*timed=*/false);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    CHECK(c->tid.load() == tid);  // left alone
+    CHECK(slots.claim() != c);
+}
+
+TEST_CASE("slots given back while the controller samples are never held by two threads at once", "[slots]") {
+    // Threads claim and exit (giving their slots back in their exit handlers) as fast as they
+    // can while a controller thread samples without pause. Each thread marks its slot held while
+    // it runs; a slot on the free list twice would be handed to two threads.
+    static ThreadSlots<8> slots;
+    static std::atomic<int> held[8];
+    std::atomic<bool> stop{false};
+    std::atomic<int> shared{0}, claims{0};
+    std::thread controller([&] {
+        SlotSampler sampler;
+        while (!stop.load()) sampler.sample(slots, 0, /*timed=*/false);
+    });
+    auto churn = [&] {
+        for (int i = 0; i < 400; ++i)
+            std::thread([&] {
+                t_slot = slots.claim(&t_slot);
+                if (!t_slot) return;
+                claims.fetch_add(1);
+                int index = static_cast<int>(t_slot - &slots[0]);
+                if (held[index].exchange(1) != 0) shared.fetch_add(1);
+                std::this_thread::yield();
+                held[index].store(0);
+                t_slot->busy_since.store(apshim::now_ticks());  // exits inside a task: a longer exit path
+            }).join();
+    };
+    std::vector<std::thread> churners;
+    for (int j = 0; j < 4; ++j) churners.emplace_back(churn);
+    for (auto& t : churners) t.join();
+    stop.store(true);
+    controller.join();
+    CHECK(shared.load() == 0);
+    CHECK(claims.load() == 1600);
+    // Every slot is free now, each once on the list: as many distinct claims as slots used.
+    std::vector<ThreadCounters*> got;
+    for (ThreadCounters* c = slots.claim(); c && got.size() <= 8; c = slots.claim()) got.push_back(c);
+    std::sort(got.begin(), got.end());
+    CHECK(std::adjacent_find(got.begin(), got.end()) == got.end());
 }
