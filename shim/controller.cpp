@@ -270,7 +270,7 @@ void Controller::first_allotment() noexcept {
     if (!opts_.trace.empty()) s.trace.open(opts_.trace);
     s.allotment = std::max(1, s.table->update(s.slot, s.P, s.P, s.cycle_ns));
     s.desire = s.usage = s.P;
-    s.others_want_more = s.table->others_want_more(s.slot);
+    read_others();
     {
         HostIdentity host(host_name_);
         for (auto& slot : adapters_)
@@ -422,7 +422,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     s.runtimes = 0;
     for (int i = 0; i < n; ++i) s.runtimes |= runtime_bit(list[i]->name());
     int a = s.table->update(s.slot, publish, publish_usage, s.cycle_ns, &s.procs, s.runtimes, &s.idle);
-    s.others_want_more = s.table->others_want_more(s.slot);
+    read_others();
     if (s.table->processors() != s.P) {  // a job of this table followed a quota change
         s.P = s.table->processors();
         table_P_.store(s.P, std::memory_order_release);
@@ -547,7 +547,7 @@ bool Controller::follow_table() noexcept {
     s.procs = procs;
     s.idle = idle;
     apply_allotment(true);
-    s.others_want_more = s.table->others_want_more(s.slot);
+    read_others();
     return true;
 }
 
@@ -559,6 +559,14 @@ bool Controller::follow_table() noexcept {
 // cycles would estimate (WSAP would then climb back a doubling per cycle). Worth the polls only
 // while the job holds more than one processor and a co-runner wants more than it has; a job
 // alone never polls.
+// Mutex held. Whether a co-runner has less than it desires, for lending (above) and for the
+// runtimes' idle threads, which give their CPUs back at once only while one does (Host).
+void Controller::read_others() noexcept {
+    Impl& s = *impl_;
+    s.others_want_more = s.table->others_want_more(s.slot);
+    others_want_more_.store(s.others_want_more, std::memory_order_relaxed);
+}
+
 bool Controller::lending_worthwhile() const noexcept {
     const Impl& s = *impl_;
     return s.lend_ns > 0 && !s.lent && s.allotment > 1 && s.others_want_more;
@@ -627,7 +635,7 @@ bool Controller::reclaim() noexcept {
         s.idle = idle;
         apply_allotment(true);
     }
-    s.others_want_more = s.table->others_want_more(s.slot);
+    read_others();
     restart_window();
     return true;
 }

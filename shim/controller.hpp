@@ -62,6 +62,9 @@ public:
     // read them (through the Host, adapters/adapter.hpp).
     int table_processors() const noexcept { return table_P_.load(std::memory_order_acquire); }
     std::uint64_t table_cycle_ns() const noexcept { return table_cycle_ns_.load(std::memory_order_acquire); }
+    // Some other job of the table has fewer processors than it desires, as the last cycle read
+    // the table (false before the first). Lock-free.
+    bool others_want_more() const noexcept { return others_want_more_.load(std::memory_order_relaxed); }
 
 private:
     struct Impl;
@@ -78,6 +81,7 @@ private:
     void apply_allotment(bool confine_now) noexcept;
     void follow_quota(std::uint64_t now) noexcept;
     // Lending while quiet (APSHIM_LEND_MS; controller.cpp says when).
+    void read_others() noexcept;
     bool lending_worthwhile() const noexcept;
     bool quiet_now(std::uint64_t* entries) noexcept;
     void poll_quiet(std::uint64_t now) noexcept;
@@ -99,6 +103,7 @@ private:
     std::atomic<int> cycling_slot_{-1};
     std::atomic<int> table_P_{0};
     std::atomic<std::uint64_t> table_cycle_ns_{0};
+    std::atomic<bool> others_want_more_{false};
     char host_name_[16] = "";  // name of the thread that started the controller (runtime threads created from here inherit it)
     bool thread_joinable_ = false;
     unsigned long thread_ = 0;

@@ -33,8 +33,10 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
     active = active && width >= 2;
     if (!active || (phase_ != Phase::off && width != width_)) {
         // Nothing to judge, or DP changed the job's processors: whatever was measured was measured
-        // at another width, and the next window starts afresh (after the interval reached so far).
+        // at another width, and the next window starts afresh (after the interval reached so far;
+        // a first reading of "faster on fewer" was made at another width too).
         phase_ = Phase::off;
+        second_look_ = false;
         if (!active) return width;
     }
     std::uint64_t elapsed = now - since_;
@@ -49,7 +51,7 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
         // A reference too sparse for a probe to gather kMinMarks at the same rate in kMaxProbeNs
         // waits for more.
         bool enough = ref_.marks >= kMinMarks && ref_.per_wall() * static_cast<double>(kMaxProbeNs) >= kMinMarks;
-        if (elapsed < probe_after_.ns() || !enough) return width;
+        if (elapsed < (second_look_ ? kSecondLookNs : probe_after_.ns()) || !enough) return width;
         phase_ = Phase::probe;
         since_ = now;
         narrow_ = width / 2;
@@ -72,6 +74,13 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
 int WidthCheck::decide(std::uint64_t now, bool narrower_faster) noexcept {
     decided_ = true;
     last_ratio_ = probe_.per_wall() / ref_.per_wall();  // ref_ has kMinMarks over a positive wall time
+    if (narrower_faster && !held_last_ && !second_look_) {
+        // A first reading: believed once the probe after a second wide window reads the same.
+        second_look_ = true;
+        start_wide(now, width_);
+        return width_;
+    }
+    second_look_ = false;
     if (narrower_faster) {
         // A hold right after a hold: twice as long as the one before.
         if (held_last_) hold_.grow();

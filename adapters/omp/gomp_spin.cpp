@@ -1,4 +1,4 @@
-// libgomp's spin-wait count, lowered while confinement shares the job's CPUs (gomp_spin.hpp).
+// libgomp's spin-wait counts, following the job's situation (gomp_spin.hpp).
 #include "adapters/omp/gomp_spin.hpp"
 
 #include <link.h>
@@ -17,6 +17,8 @@ using Count = unsigned long long;  // libgomp's gomp_spin_count_var and gomp_thr
 // libgomp's count for more threads than CPUs when no wait policy is set (its env.c: 100, or the
 // spin count where that is lower): found beside the spin count itself.
 constexpr Count kLibgompThrottled = 100;
+// libgomp's spin count when neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set (its env.c).
+constexpr Count kLibgompSpin = 300000;
 // How far (in counts) the second one may lie from the first.
 constexpr int kNear = 2;
 
@@ -94,10 +96,27 @@ Copy g_copies[kMaxCopies];  // controller thread only, as is everything below
 int g_ncopies = 0;
 bool g_defaulted = false;  // g_default read
 Count g_default = 0;       // what libgomp read at its start (the shim's default; 0: the user's waiting)
-bool g_shared = false;     // what the copies hold: 0 (shared) or their defaults
+GompWait g_wait = GompWait::shim;  // what the copies hold
 
 // libgomp's count for oversubscription as it derived it from the shim's spin count.
 Count throttled_default() noexcept { return std::min(kLibgompThrottled, g_default); }
+
+Count spin_for(GompWait w) noexcept {
+    switch (w) {
+        case GompWait::none: return 0;
+        case GompWait::shim: return g_default;
+        case GompWait::libgomp: return kLibgompSpin;
+    }
+    return g_default;
+}
+Count throttled_for(GompWait w) noexcept {
+    switch (w) {
+        case GompWait::none: return 0;
+        case GompWait::shim: return throttled_default();
+        case GompWait::libgomp: return kLibgompThrottled;
+    }
+    return throttled_default();
+}
 
 void write_counts(const Copy& c) noexcept {
     if (!c.spin) return;
@@ -106,8 +125,8 @@ void write_counts(const Copy& c) noexcept {
     // whenever its threads outnumber the CPUs it saw at its start (OMP_NUM_THREADS above the
     // cores, nested teams, several threads forking teams): 16 threads on one CPU spun 100 rounds
     // per wait, 3 of a scikit-learn fit's 8 s (tests/real/sklearn_work.py 20000 100).
-    __atomic_store_n(c.spin, g_shared ? 0 : g_default, __ATOMIC_RELAXED);
-    if (c.throttled) __atomic_store_n(c.throttled, g_shared ? 0 : throttled_default(), __ATOMIC_RELAXED);
+    __atomic_store_n(c.spin, spin_for(g_wait), __ATOMIC_RELAXED);
+    if (c.throttled) __atomic_store_n(c.throttled, throttled_for(g_wait), __ATOMIC_RELAXED);
 }
 
 // A copy not seen before, holding `at`: its counts are searched for, once.
@@ -132,12 +151,12 @@ void adopt(std::uintptr_t at) noexcept {
     }
     copy.spin = s.where;
     copy.throttled = s.throttled_at;
-    if (g_shared) write_counts(copy);
+    if (g_wait != GompWait::shim) write_counts(copy);
 }
 
 }  // namespace
 
-void gomp_spin_follow(bool shared, std::span<const void* const> copies) noexcept {
+void gomp_spin_follow(GompWait wait, std::span<const void* const> copies) noexcept {
     if (!g_defaulted) {
         g_defaulted = true;
         g_default = shim_gomp_spin_count();
@@ -145,8 +164,8 @@ void gomp_spin_follow(bool shared, std::span<const void* const> copies) noexcept
     if (g_default == 0) return;  // the user's waiting, kept as chosen
     for (const void* c : copies)
         if (c) adopt(reinterpret_cast<std::uintptr_t>(c));
-    if (shared == g_shared) return;
-    g_shared = shared;
+    if (wait == g_wait) return;
+    g_wait = wait;
     for (int i = 0; i < g_ncopies; ++i) write_counts(g_copies[i]);
 }
 

@@ -56,4 +56,11 @@ static inline GompCounts gomp_counts_find(uintptr_t base, GompCount want) {
     dl_iterate_phdr(gomp_counts_search_, &g);
     return g;
 }
+/* The same, or else the pair holding libgomp's own default (300 000, what it holds without
+ * GOMP_SPINCOUNT): a caller that may come after the shim's first cycle finds the counts where the
+ * shim already restored that default for a job nobody waits for (adapters/omp/gomp_spin.cpp). */
+static inline GompCounts gomp_counts_find_or_default(uintptr_t base, GompCount want) {
+    GompCounts g = gomp_counts_find(base, want);
+    return g.found ? g : gomp_counts_find(base, 300000);
+}
 #endif

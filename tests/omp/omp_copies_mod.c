@@ -49,7 +49,8 @@ static GompCount g_min = ~0ull, g_max;
 
 /* The smallest and largest spin count this module's libgomp held over the calls ("spin=none"
  * where GOMP_SPINCOUNT is unset or the count was not found). The first call must come before
- * the shim could lower it: its first est_cycle. */
+ * the shim could lower it (its first est_cycle); the shim may have raised it to libgomp's own
+ * default by then, which is found too. */
 int mod_spin(char* out, int len) {
     if (!g_looked) {
         g_looked = 1;
@@ -57,7 +58,7 @@ int mod_spin(char* out, int len) {
         Dl_info info;
         struct link_map* lm = NULL;
         if (env && dladdr1((void*)&omp_get_thread_num, &info, (void**)&lm, RTLD_DL_LINKMAP) && lm) {
-            GompCounts g = gomp_counts_find(lm->l_addr, strtoull(env, NULL, 10));
+            GompCounts g = gomp_counts_find_or_default(lm->l_addr, strtoull(env, NULL, 10));
             if (g.found == 1) g_spin_at = g.spin;
         }
     }

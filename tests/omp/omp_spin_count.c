@@ -3,7 +3,7 @@
  * which libgomp spins while its threads outnumber the CPUs it saw at its start.
  *   omp_spin_count SECONDS
  * stdout: "spin_count found=<candidates> start=<v> min=<v> max=<v> tstart=<v> tmin=<v> tmax=<v>
- * regions=<n> checksum=<c>" (t: the oversubscription count; -1 where both neighbours hold 100),
+ * regions=<n> checksum=<c> end=<v>" (t: the oversubscription count; -1 where both neighbours hold 100),
  * or "spin_count unset" when GOMP_SPINCOUNT is not in the environment. */
 #define _GNU_SOURCE
 #include <omp.h>
@@ -25,8 +25,8 @@ int main(int argc, char** argv) {
         return 0;
     }
     Count want = strtoull(env, NULL, 10);
-#pragma omp parallel
-    spin_us(1, 10); /* libgomp started, its pool made */
+    /* Found before the first region: the shim's controller starts there, and may change the
+     * count from its first cycle on. */
     GompCounts g = gomp_counts_find(0, want);
     int found = g.found;
     volatile Count *where = g.spin, *twhere = g.throttled;
@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
         printf("spin_count found=%d\n", found);
         return 0;
     }
+#pragma omp parallel
+    spin_us(1, 10); /* libgomp started, its pool made */
     Count start = *where, lo = start, hi = start;
     long long tstart = twhere ? (long long)*twhere : -1, tlo = tstart, thi = tstart;
     unsigned long long checksum = 0, regions = 0;
@@ -53,7 +55,7 @@ int main(int argc, char** argv) {
             }
         }
     }
-    printf("spin_count found=%d start=%llu min=%llu max=%llu tstart=%lld tmin=%lld tmax=%lld regions=%llu checksum=%llu\n",
-           found, start, lo, hi, tstart, tlo, thi, regions, checksum);
+    printf("spin_count found=%d start=%llu min=%llu max=%llu tstart=%lld tmin=%lld tmax=%lld regions=%llu checksum=%llu end=%llu\n",
+           found, start, lo, hi, tstart, tlo, thi, regions, checksum, (unsigned long long)*where);
     return 0;
 }
