@@ -29,6 +29,7 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
         if (now - since_ < hold_.ns()) return std::min(width, narrow_);
         probe_after_.reset();
         phase_ = Phase::off;
+        reference_from_ = now + kWideSettleNs;
     }
     active = active && width >= 2;
     if (!active || (phase_ != Phase::off && width != width_)) {
@@ -45,6 +46,10 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
         start_wide(now, width);
         return width;
     case Phase::wide: {
+        if (now <= reference_from_) {  // just after a probe or a hold: no reference
+            wide_.restart(now);
+            return width;
+        }
         wide_.add(now, marks);
         // The reference: the window's recent part (its whole while shorter than kRecentNs).
         ref_ = wide_.recent();
@@ -73,6 +78,7 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
 
 int WidthCheck::decide(std::uint64_t now, bool narrower_faster) noexcept {
     decided_ = true;
+    reference_from_ = now + kWideSettleNs;  // what follows the probe on all processors
     last_ratio_ = probe_.per_wall() / ref_.per_wall();  // ref_ has kMinMarks over a positive wall time
     if (narrower_faster && !held_last_ && !second_look_) {
         // A first reading: believed once the probe after a second wide window reads the same.

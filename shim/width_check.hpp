@@ -14,16 +14,16 @@
 // hold period (its desire is capped, so that DP gives the rest to other jobs or leaves it idle),
 // then is measured again; every other job keeps its processors. A probe that met a burst of
 // short regions (GraphicsMagick's shape, IQ-TREE's) can read fast from a change of phase, so a
-// first such reading is only believed when a second probe, after kSecondLookNs wide, reads the
-// same: a phase change rarely meets two probes a second apart, a convoy of spinning threads
-// does. Until the twenty-eighth session the first reading held the job narrowed for 1 s: IQ-TREE
-// (`--fast`, 1.3 s alone) met a burst of regions with its first probe in about one run of three
-// and ran 1.11x its native time. The probe after a hold needs no second look: a hold grows only
-// while those probes find the job faster on fewer again. Comparing with the run on all processors
-// just after the probe does not tell such a burst from a real gain: xtb gets 1.0-1.8 marks a ms
-// in the 100 ms after a probe, against 0.4-0.7 in the seconds that follow (its threads take time
-// to fall back into their convoy); hence a second look a second later, whose reference (the
-// recent part of that second) leaves those 100 ms out.
+// first such reading is only believed when a second probe, kSecondLookNs later, reads the same: a
+// phase change rarely meets two probes apart, a convoy of spinning threads does. Until the
+// twenty-eighth session the first reading held the job narrowed for 1 s: IQ-TREE (`--fast`, 1.3 s
+// alone) met a burst of regions with its first probe in about one run of three. The probe after a
+// hold needs no second look: a hold grows only while those probes find the job faster on fewer
+// again. A reference leaves out the first kWideSettleNs after the job got all its processors
+// back (a probe's or a hold's end): xtb gets 1.0-1.8 marks a ms in the 100 ms after a probe,
+// against 0.4-0.7 in the seconds that follow (its threads take time to fall back into their
+// convoy), so a reference with those 100 ms in it reads xtb's gain as none (which is also why the
+// run just after a probe cannot tell a burst from a real gain).
 //
 // A job without marks (oneTBB, one long region), at one processor, on processors that do not
 // map one to one onto CPUs (APSHIM_P above the cores), or running on idle processors too (the
@@ -64,7 +64,9 @@ public:
     // memory about as far; only a job its own threads slow down reads further.
     static constexpr double kRatio = 1.25;
     // The wide window between a first reading of "faster on fewer" and the probe that confirms it.
-    static constexpr std::uint64_t kSecondLookNs = 1'000'000'000;
+    static constexpr std::uint64_t kSecondLookNs = 350'000'000;
+    // After a probe or a hold, the part of the wide window that is no reference.
+    static constexpr std::uint64_t kWideSettleNs = 100'000'000;
 
     // One controller cycle: `marks` is what the job did in the cycle just ended, `width` the
     // processors it holds now, `active`: the job can be checked now (it makes progress marks, its
@@ -106,6 +108,7 @@ private:
     bool narrowed_before_ = false;
     bool held_last_ = false;  // the last probe narrowed the job (the next hold doubles)
     bool second_look_ = false;  // the last probe read faster on fewer; the next one decides
+    std::uint64_t reference_from_ = 0;  // the wide window's reference begins no earlier
     bool first_narrowing_now_ = false;
     bool decided_ = false;
 };
