@@ -40,7 +40,7 @@ GompWait gomp_wait_now() noexcept {
 }  // namespace
 
 Sample OmpAdapter::sample() {
-    // Every copy's spin counts follow confinement, however many copies there are.
+    // Every copy's spin counts follow the job's situation, however many copies there are.
     if (&state_ == &g_gomp_state) follow_gomp_spin(gomp_wait_now());
     if (state_.copies.several()) return several_copies_sample();
     if (needs_ompt_ && state_.measuring.load() == 0) return unmeasured_sample();
