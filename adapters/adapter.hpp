@@ -135,8 +135,9 @@ public:
     // spinning there keeps a teammate from the CPU). One atomic load.
     virtual bool confined() const noexcept { return false; }
     // Some other job of the table has fewer processors than it desires (as the controller last
-    // read the table): the job's idle threads must give their CPUs back at once. While none does,
-    // a job that is not confined waits as the runtime would without the shim. One atomic load.
+    // read the table; true until it first did): the job's idle threads must give their CPUs back
+    // at once. While none does, a job that is not confined waits as the runtime would without
+    // the shim. One atomic load.
     virtual bool others_want_more() const noexcept { return false; }
     // False when confinement can never hold this job (the user binds threads, APSHIM_CONFINE=0,
     // no readable CPU mask): then only parking enforces an allotment, and adapters keep the

@@ -707,6 +707,7 @@ void Controller::after_fork_child() noexcept {
     // as the parent does, rather than constructing a new mutex over a locked one.
     mutex_.unlock();
     host_detail::g_lent.store(false);
+    others_want_more_.store(true);  // the child has read no table yet
     thread_joinable_ = false;
     cycling_table_.store(nullptr);
     cycling_slot_.store(-1);

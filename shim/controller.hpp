@@ -63,7 +63,7 @@ public:
     int table_processors() const noexcept { return table_P_.load(std::memory_order_acquire); }
     std::uint64_t table_cycle_ns() const noexcept { return table_cycle_ns_.load(std::memory_order_acquire); }
     // Some other job of the table has fewer processors than it desires, as the last cycle read
-    // the table (false before the first). Lock-free.
+    // the table (true before the first read: until then nobody is known not to wait). Lock-free.
     bool others_want_more() const noexcept { return others_want_more_.load(std::memory_order_relaxed); }
 
 private:
@@ -103,7 +103,7 @@ private:
     std::atomic<int> cycling_slot_{-1};
     std::atomic<int> table_P_{0};
     std::atomic<std::uint64_t> table_cycle_ns_{0};
-    std::atomic<bool> others_want_more_{false};
+    std::atomic<bool> others_want_more_{true};
     char host_name_[16] = "";  // name of the thread that started the controller (runtime threads created from here inherit it)
     bool thread_joinable_ = false;
     unsigned long thread_ = 0;
