@@ -551,6 +551,14 @@ bool Controller::follow_table() noexcept {
     return true;
 }
 
+// Mutex held. Whether a co-runner has less than it desires, for lending (below) and for the
+// runtimes' idle threads, which give their CPUs back at once only while one does (Host).
+void Controller::read_others() noexcept {
+    Impl& s = *impl_;
+    s.others_want_more = s.table->others_want_more(s.slot);
+    others_want_more_.store(s.others_want_more, std::memory_order_relaxed);
+}
+
 // Lending (DLB's LeWI, at the granularity of a whole job): a job whose runtimes' threads have all
 // been outside any parallel construct for APSHIM_LEND_MS (a serial phase, I/O, a join) publishes
 // desire 1 at once, so that DP hands its other processors to co-runners now rather than at its
@@ -559,14 +567,6 @@ bool Controller::follow_table() noexcept {
 // cycles would estimate (WSAP would then climb back a doubling per cycle). Worth the polls only
 // while the job holds more than one processor and a co-runner wants more than it has; a job
 // alone never polls.
-// Mutex held. Whether a co-runner has less than it desires, for lending (above) and for the
-// runtimes' idle threads, which give their CPUs back at once only while one does (Host).
-void Controller::read_others() noexcept {
-    Impl& s = *impl_;
-    s.others_want_more = s.table->others_want_more(s.slot);
-    others_want_more_.store(s.others_want_more, std::memory_order_relaxed);
-}
-
 bool Controller::lending_worthwhile() const noexcept {
     const Impl& s = *impl_;
     return s.lend_ns > 0 && !s.lent && s.allotment > 1 && s.others_want_more;

@@ -80,8 +80,8 @@ private:
     bool follow_table() noexcept;
     void apply_allotment(bool confine_now) noexcept;
     void follow_quota(std::uint64_t now) noexcept;
-    // Lending while quiet (APSHIM_LEND_MS; controller.cpp says when).
     void read_others() noexcept;
+    // Lending while quiet (APSHIM_LEND_MS; controller.cpp says when).
     bool lending_worthwhile() const noexcept;
     bool quiet_now(std::uint64_t* entries) noexcept;
     void poll_quiet(std::uint64_t now) noexcept;

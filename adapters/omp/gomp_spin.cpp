@@ -96,26 +96,22 @@ Copy g_copies[kMaxCopies];  // controller thread only, as is everything below
 int g_ncopies = 0;
 bool g_defaulted = false;  // g_default read
 Count g_default = 0;       // what libgomp read at its start (the shim's default; 0: the user's waiting)
-GompWait g_wait = GompWait::shim;  // what the copies hold
+Waiting g_wait = Waiting::shim;  // what the copies hold
 
 // libgomp's count for oversubscription as it derived it from the shim's spin count.
 Count throttled_default() noexcept { return std::min(kLibgompThrottled, g_default); }
 
-Count spin_for(GompWait w) noexcept {
+// The spin count and the count for oversubscription for `w`.
+struct Counts {
+    Count spin, throttled;
+};
+Counts counts_for(Waiting w) noexcept {
     switch (w) {
-        case GompWait::none: return 0;
-        case GompWait::shim: return g_default;
-        case GompWait::libgomp: return kLibgompSpin;
+        case Waiting::none: return {0, 0};
+        case Waiting::shim: break;
+        case Waiting::runtime: return {kLibgompSpin, kLibgompThrottled};
     }
-    return g_default;
-}
-Count throttled_for(GompWait w) noexcept {
-    switch (w) {
-        case GompWait::none: return 0;
-        case GompWait::shim: return throttled_default();
-        case GompWait::libgomp: return kLibgompThrottled;
-    }
-    return throttled_default();
+    return {g_default, throttled_default()};
 }
 
 void write_counts(const Copy& c) noexcept {
@@ -125,8 +121,9 @@ void write_counts(const Copy& c) noexcept {
     // whenever its threads outnumber the CPUs it saw at its start (OMP_NUM_THREADS above the
     // cores, nested teams, several threads forking teams): 16 threads on one CPU spun 100 rounds
     // per wait, 3 of a scikit-learn fit's 8 s (tests/real/sklearn_work.py 20000 100).
-    __atomic_store_n(c.spin, spin_for(g_wait), __ATOMIC_RELAXED);
-    if (c.throttled) __atomic_store_n(c.throttled, throttled_for(g_wait), __ATOMIC_RELAXED);
+    Counts want = counts_for(g_wait);
+    __atomic_store_n(c.spin, want.spin, __ATOMIC_RELAXED);
+    if (c.throttled) __atomic_store_n(c.throttled, want.throttled, __ATOMIC_RELAXED);
 }
 
 // A copy not seen before, holding `at`: its counts are searched for, once.
@@ -151,12 +148,12 @@ void adopt(std::uintptr_t at) noexcept {
     }
     copy.spin = s.where;
     copy.throttled = s.throttled_at;
-    if (g_wait != GompWait::shim) write_counts(copy);
+    if (g_wait != Waiting::shim) write_counts(copy);
 }
 
 }  // namespace
 
-void gomp_spin_follow(GompWait wait, std::span<const void* const> copies) noexcept {
+void gomp_spin_follow(Waiting wait, std::span<const void* const> copies) noexcept {
     if (!g_defaulted) {
         g_defaulted = true;
         g_default = shim_gomp_spin_count();

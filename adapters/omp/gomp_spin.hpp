@@ -16,10 +16,10 @@
 // with 1000 throughout, 3.99 s with this; natively 12.3 s.
 //
 // No count serves both, and libgomp has no interface to change it, so the shim changes it in
-// libgomp's memory (and, while no other job wants the job's CPUs, restores libgomp's own 300 000:
-// a wait of its threads then takes nothing from anyone, and a program with serial code of tens
-// of microseconds to milliseconds between regions does not sleep and wake its team at each one): the variable is found once by its value, the shim's own default (1000),
-// beside libgomp's count for oversubscription (100, what libgomp derives from it; next to it, or
+// libgomp's memory, as waiting.hpp's rule says (while no other job wants the job's CPUs, back to
+// libgomp's own 300 000: a wait then takes nothing from anyone, and a program with serial code
+// of tens of microseconds to milliseconds between regions does not sleep and wake its team at
+// each one). The variable is found once by its value, the shim's own default (1000), beside libgomp's count for oversubscription (100, what libgomp derives from it; next to it, or
 // one variable away in the GCC 8 libgomp that PyPI wheels vendor), in libgomp's writable data.
 // Exactly one such pair, outside the data libgomp's loader made read-only, or the shim leaves
 // that libgomp alone (and says so at info level). Both counts follow: libgomp spins the second
@@ -31,20 +31,15 @@
 
 #include <span>
 
+#include "adapters/omp/waiting.hpp"
+
 namespace apshim::omp_adapter {
 
-// How long libgomp's waiting threads spin (both counts, every copy).
-enum class GompWait {
-    none,     // 0 rounds: confinement has the job's threads share CPUs
-    shim,     // the shim's default (1000, and the 100 libgomp derived): a co-runner wants more
-              // processors, so an idle thread gives its CPU back within microseconds
-    libgomp,  // libgomp's own (300 000 and 100): nobody waits for the job's CPUs
-};
-
-// Controller thread, every cycle of the libgomp adapter: the counts `wait` says. `copies`: an
-// address inside each libgomp the program's regions went to so far (null entries: none yet); a
-// copy not seen before is searched once.
-void gomp_spin_follow(GompWait wait, std::span<const void* const> copies) noexcept;
+// Controller thread, every cycle of the libgomp adapter: both counts, in every copy, as `wait`
+// says (none: 0 and 0; shim: the shim's 1000 and the 100 libgomp derived from it; runtime:
+// libgomp's own 300 000 and 100). `copies`: an address inside each libgomp the program's regions
+// went to so far (null entries: none yet); a copy not seen before is searched once.
+void gomp_spin_follow(Waiting wait, std::span<const void* const> copies) noexcept;
 
 // The libgomp the program's first region went to (its GOMP_parallel, gomp_hooks.cpp), or null.
 const void* gomp_first_called() noexcept;

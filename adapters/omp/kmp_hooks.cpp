@@ -32,6 +32,7 @@
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/parking.hpp"
 #include "adapters/omp/thread_state.hpp"
+#include "adapters/omp/waiting.hpp"
 
 namespace apshim::omp_adapter {
 namespace {
@@ -117,19 +118,21 @@ static_assert(parkable_schedule(35 | (1 << 30)) && !parkable_schedule(65) && !pa
 // itself: the thread that set it keeps its value, and every other thread gets the shim's default
 // back at its next fork (kmp_set_blocktime sets only its caller's ICV, so a 0 the shim had set on
 // another root thread would otherwise stay for good). While no other job of the table wants more
-// processors and the job is not confined, libomp's own default (200 ms) instead, as without the
-// shim: a worker that slept after 1 ms took about 0.2 ms to wake for the next region (regions
-// 2 ms apart ran 1.09x as long natively with KMP_BLOCKTIME=1), and nobody waits for its CPU then.
+// processors and the job is not confined, libomp's own default (200 ms) instead (waiting.hpp): a
+// worker that slept after 1 ms took about 0.2 ms to wake for the next region.
 using SetBlocktime = void (*)(int);
 // libomp's KMP_DEFAULT_BLOCKTIME (ms): Debian 12's libomp 14 on every CPU (later versions choose 0
 // on hybrid CPUs).
 constexpr int kLibompBlocktime = 200;
 
-// 0 while confined, `shim_default` while a co-runner wants more processors (or none is known not
-// to), libomp's own otherwise.
+// The blocktime waiting_now() asks for; `shim_default`: the shim's.
 int blocktime_wanted(int shim_default) noexcept {
-    if (apshim::host().confined()) return 0;
-    return apshim::host().others_want_more() ? shim_default : kLibompBlocktime;
+    switch (waiting_now()) {
+        case Waiting::none: return 0;
+        case Waiting::shim: break;
+        case Waiting::runtime: return kLibompBlocktime;
+    }
+    return shim_default;
 }
 BesideFn<SetBlocktime, ForkCall> real_set_blocktime{next_fork_call, "kmp_set_blocktime"};
 BesideFn<IntFn, ForkCall> real_get_blocktime{next_fork_call, "kmp_get_blocktime"};

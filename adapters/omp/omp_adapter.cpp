@@ -22,26 +22,16 @@ std::span<Adapter* const> adapters() noexcept {
 namespace {
 
 // libgomp's spin counts (gomp_spin.hpp), in each copy the program's regions went to.
-void follow_gomp_spin(GompWait wait) noexcept {
+void follow_gomp_spin(Waiting wait) noexcept {
     const void* copies[] = {gomp_first_called(), g_gomp_state.copies.first(), g_gomp_state.copies.second()};
     gomp_spin_follow(wait, copies);
-}
-
-// While confinement has the job's threads share CPUs, none; while a co-runner wants more
-// processors, the shim's short spin; otherwise libgomp's own, as without the shim: a program of
-// a few thousand regions a second with serial code between them (IQ-TREE's likelihood loops)
-// takes 1.17x its time with 1000 rounds (natively, GOMP_SPINCOUNT=1000), its threads sleeping
-// and woken at every region (adapters/omp/README.md, "Spinning").
-GompWait gomp_wait_now() noexcept {
-    if (host().confined()) return GompWait::none;
-    return host().others_want_more() ? GompWait::shim : GompWait::libgomp;
 }
 
 }  // namespace
 
 Sample OmpAdapter::sample() {
     // Every copy's spin counts follow the job's situation, however many copies there are.
-    if (&state_ == &g_gomp_state) follow_gomp_spin(gomp_wait_now());
+    if (&state_ == &g_gomp_state) follow_gomp_spin(waiting_now());
     if (state_.copies.several()) return several_copies_sample();
     if (needs_ompt_ && state_.measuring.load() == 0) return unmeasured_sample();
     bool timing = state_.timing.load();
@@ -120,7 +110,7 @@ void OmpAdapter::set_active(int n) {
 int OmpAdapter::active() const { return state_.limit.load(); }
 
 void OmpAdapter::release() {
-    if (&state_ == &g_gomp_state) follow_gomp_spin(GompWait::shim);
+    if (&state_ == &g_gomp_state) follow_gomp_spin(Waiting::shim);
     state_.limit.store(kReleased);
     state_.tasks_at_once.store(false);
     state_.timing.store(false);  // nothing parks or reads the intervals any more
