@@ -351,10 +351,13 @@ void Controller::follow_quota(std::uint64_t now) noexcept {
     if (s.quota_P == 0 || now < s.next_quota_check) return;
     s.next_quota_check = now + kQuotaCheckNs;
     int q = default_processors();
-    if (q == s.quota_P) return;
-    if (s.table->processors() == s.quota_P && s.table->set_processors(q, s.cycle_ns))
-        log(LogLevel::info, "the CPU quota changed: the table's P goes from %d to %d", s.quota_P, q);
-    s.quota_P = q;
+    int was = s.quota_P;
+    s.quota_P = quota_to_follow(was, q, s.table->processors(), [&](int P) {
+        if (!s.table->set_processors(P, s.cycle_ns)) return false;
+        log(LogLevel::info, "the CPU quota changed: the table's P goes from %d to %d", was, P);
+        return true;
+    });
+    if (s.quota_P == was && q != was) s.next_quota_check = now;  // the table was busy: again next cycle
 }
 
 // Mutex held. Measure, estimate, publish, adjust usage, confine, trace.

@@ -38,6 +38,20 @@ class Table;
 inline constexpr std::uint64_t kSplitCycles = 16;
 void split_allotment(int allotment, const std::uint64_t* busy, int n, int* share, const int* previous = nullptr) noexcept;
 
+// The job's CPU quota was read again (once a second): `now` against `followed`, the quota the
+// table's P last followed. Where the table was sized by the old quota (its P, `table_P`, is
+// still that) it takes the new one through `try_set`, which fails while another process holds
+// the table's lock. Returns the quota to remember: the new one once the table has it (or never
+// had the old one), the old one after a failed try, so that the next check tries again. Before,
+// a try that met `apshim status` holding the lock still remembered the new quota, and the table
+// kept the old P for good (shim.cgroup_quota under TSan in CI, 2026-11-29).
+template <class TrySet>
+int quota_to_follow(int followed, int now, int table_P, TrySet try_set) {
+    if (now == followed) return followed;
+    if (table_P == followed && !try_set(now)) return followed;
+    return now;
+}
+
 class Controller {
 public:
     static constexpr int kMaxAdapters = 4;

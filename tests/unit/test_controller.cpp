@@ -331,3 +331,32 @@ TEST_CASE("a split in force is kept while no share would move by more than one",
     CHECK(share[0] == 7);
     CHECK(share[1] == 2);
 }
+
+TEST_CASE("the table's P follows a changed CPU quota, and a try that finds the table locked is made again", "[controller][quota]") {
+    int table_P = 1, tries = 0;
+    bool busy = true;
+    auto try_set = [&](int P) {
+        ++tries;
+        if (busy) return false;
+        table_P = P;
+        return true;
+    };
+    // Unchanged quota: nothing tried.
+    CHECK(apshim::quota_to_follow(1, 1, table_P, try_set) == 1);
+    CHECK(tries == 0);
+    // Lifted to 2 while another process holds the lock (`apshim status`): the old quota is kept...
+    int followed = apshim::quota_to_follow(1, 2, table_P, try_set);
+    CHECK(followed == 1);
+    CHECK(table_P == 1);
+    // ... so the next check tries again, and then the table follows.
+    busy = false;
+    followed = apshim::quota_to_follow(followed, 2, table_P, try_set);
+    CHECK(followed == 2);
+    CHECK(table_P == 2);
+    CHECK(tries == 2);
+    // A table whose P another job already moved (or that was never the quota's) is left alone.
+    table_P = 8;
+    CHECK(apshim::quota_to_follow(2, 3, table_P, try_set) == 3);
+    CHECK(table_P == 8);
+    CHECK(tries == 2);
+}
