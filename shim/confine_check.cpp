@@ -46,6 +46,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         phase_ = Phase::idle;
         probe_after_.reset();
         start_pending_ = false;
+        looks_ = 0;
         return true;
     }
     switch (phase_) {
@@ -92,10 +93,10 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
             start_pending_ = false;
             if (probe_.marks >= kMinProbeMarks) {
                 choose_reference(now);
-                return decide(now);
+                return decide(now, /*after_probe=*/false);
             }
         }
-        if (window < probe_after_.ns()) return true;
+        if (window < (looks_ > 0 ? look_ns_ : probe_after_.ns())) return true;
         choose_reference(now);
         start_pending_ = false;
         phase_ = Phase::probe;
@@ -107,8 +108,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
         if (now - since_ < kProbeNs) return false;
-        probe_after_.grow();
-        return decide(now);
+        return decide(now, /*after_probe=*/true);
     case Phase::confirm: {
         // The cycle just ended ran as confirm_unconfined said.
         Progress& pool = confirm_[confirm_unconfined(confirm_cycle_)];
@@ -138,18 +138,44 @@ bool ConfineCheck::handover_bound(const Progress& unconfined, const Progress& co
     return unconfined.marks >= kMinProbeMarks && last_ratio_ > kRatio && busy;
 }
 
-bool ConfineCheck::decide(std::uint64_t now) noexcept {
+bool ConfineCheck::decide(std::uint64_t now, bool after_probe) noexcept {
     probe_ended_ = true;
     // Against the window choose_reference() took as the confined one ended.
     if (handover_bound(probe_, compared_ref_)) {
+        if (looks_ > 0) return ++looks_ >= kHandoverLooks ? hold(now) : next_look(now);
         phase_ = Phase::confirm;
         since_ = now;
         confirm_cycle_ = 0;
         confirm_[0] = confirm_[1] = Progress{};
         return true;
     }
+    // Only a probe that found nothing puts off the next one.
+    looks_ = 0;
+    if (after_probe) probe_after_.grow();
     start_confined(now);
     return true;
+}
+
+bool ConfineCheck::hold(std::uint64_t now) noexcept {
+    phase_ = Phase::hold;
+    since_ = now;
+    first_hold_now_ = !held_before_;
+    held_before_ = true;
+    // The probe after the hold decides at once, after a look's window.
+    looks_ = kHandoverLooks - 1;
+    look_ns_ = draw_look_ns();
+    return false;
+}
+
+bool ConfineCheck::next_look(std::uint64_t now) noexcept {
+    look_ns_ = draw_look_ns();
+    start_confined(now);
+    return true;
+}
+
+std::uint64_t ConfineCheck::draw_look_ns() noexcept {
+    look_seed_ = look_seed_ * 1664525u + 1013904223u;  // Numerical Recipes' LCG: no alignment, not secrecy
+    return kLookMinNs + (look_seed_ >> 8) % (kLookSpreadNs / 1'000'000) * 1'000'000;
 }
 
 bool ConfineCheck::decide_confirmed(std::uint64_t now) noexcept {
@@ -160,15 +186,11 @@ bool ConfineCheck::decide_confirmed(std::uint64_t now) noexcept {
     // little unconfined progress is not held on it.
     Progress confined = confirm_[0];
     confined.marks = std::max<std::uint64_t>(confined.marks, 1);
-    if (confined.cpu_ns > 0 && handover_bound(confirm_[1], confined)) {
-        phase_ = Phase::hold;
-        since_ = now;
-        first_hold_now_ = !held_before_;
-        held_before_ = true;
-        return false;
-    }
-    start_confined(now);
-    return true;
+    if (confined.cpu_ns > 0 && handover_bound(confirm_[1], confined)) return hold(now);
+    // Not confirmed: a change of phase, or hand-overs in code that makes no marks, which the
+    // alternating cycles cannot see (confine_check.hpp). Looks at random moments tell them apart.
+    looks_ = 1;
+    return next_look(now);
 }
 
 }  // namespace apshim

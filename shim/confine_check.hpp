@@ -33,7 +33,8 @@
 // compared the same way. A burst longer than a few cycles falls on both kinds alike; a job really
 // bound by its hand-overs reads so again, since confined it makes next to nothing. (Slices of
 // 15 ms in the order confined, unconfined, unconfined, confined were fooled by a 30 ms burst on
-// the middle two, 1 run in 5.)
+// the middle two, 1 run in 5.) Where the confirmation fails, the job is looked at again at
+// random moments (kHandoverLooks): hand-overs in code that makes no marks read alike in its cycles.
 //
 // Pure logic, controller thread only: the controller feeds it each cycle's counts.
 #pragma once
@@ -64,6 +65,21 @@ public:
     static constexpr std::uint64_t kProbeNs = 15'000'000;
     // The confirmation: this many cycles (80 ms at the default 5 ms), confined first.
     static constexpr int kConfirmCycles = 16;
+    // Hand-overs in code that makes no marks (NPB LU's pipelined sweeps, threads spinning on
+    // flags) the confirmation cannot see: its confined cycles stall the sweep, which goes on in
+    // the unconfined ones, so both kinds of cycle spend alike on it and read alike (4 of 6
+    // confirmations of LU.W failed; each grew the interval to the next probe, which left LU.W
+    // confined for up to 6.4 s at a time: 4.7-46 s throttled against 3.1 s with one thread).
+    // Where a confirmation fails, the job is looked at again: a confined window of kLookMinNs
+    // plus a pseudo-random part of kLookSpreadNs, then a probe. kHandoverLooks comparisons in a
+    // row that read hand-over bound (the first, then each look) hold it; a job whose probe met
+    // a burst of marks (enfuse) meets one at a random moment as seldom as its bursts are
+    // frequent, twice in a row more seldom still, and a window of random length does not keep
+    // step with a program's period as the fixed intervals do. The probe after a hold decides
+    // at once (one reading).
+    static constexpr int kHandoverLooks = 3;
+    static constexpr std::uint64_t kLookMinNs = 150'000'000;
+    static constexpr std::uint64_t kLookSpreadNs = 250'000'000;
     // The reference a probe is compared with: the confined window's last kRecentNs to 2 kRecentNs
     // (probe_window.hpp) when they have kMinProbeMarks, else the whole window (choose_reference).
     static constexpr std::uint64_t kMinRefMarks = 4;
@@ -113,9 +129,15 @@ private:
     void choose_reference(std::uint64_t now) noexcept;
     // The end of a probe (or of the start): compare its window with the confined one, then
     // confirm a job that reads hand-over bound, or confine it again. Returns whether to confine.
-    bool decide(std::uint64_t now) noexcept;
+    // `after_probe`: a probe ended (not the start), whose finding nothing grows the interval.
+    bool decide(std::uint64_t now, bool after_probe) noexcept;
     // The end of the confirmation: hold the job unconfined, or confine it again.
     bool decide_confirmed(std::uint64_t now) noexcept;
+    // Starts a hold (the job unconfined for hold_); returns false (do not confine).
+    bool hold(std::uint64_t now) noexcept;
+    // Confines the job for a look's window (look_ns_, drawn anew), then probes it.
+    bool next_look(std::uint64_t now) noexcept;
+    std::uint64_t draw_look_ns() noexcept;
     // Whether the ratio of `unconfined` to `confined` progress per CPU-second says hand-over bound
     // (sets last_ratio_).
     bool handover_bound(const Progress& unconfined, const Progress& confined) noexcept;
@@ -133,6 +155,11 @@ private:
     int confirm_cycle_ = 0;                // the confirmation's cycle now
     double last_ratio_ = 0;
     bool held_before_ = false;
+    // Comparisons in a row that read hand-over bound, since one whose confirmation failed (0:
+    // none is being looked at again); a hold counts as all but one. Their windows last look_ns_.
+    int looks_ = 0;
+    std::uint64_t look_ns_ = kLookMinNs;
+    std::uint32_t look_seed_ = 12345;
     bool started_ = false;        // the start is over (once per job)
     bool start_pending_ = false;  // probe_ holds the start's window, not yet compared
     bool first_hold_now_ = false;

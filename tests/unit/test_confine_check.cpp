@@ -278,3 +278,55 @@ TEST_CASE("confine_check: a burst of marks that a probe meets is no hand-over, c
     // A job whose marking phases are hand-over bound and most of its time is still held.
     REQUIRE(held(0.5, 10, 12000, [](int ms) { return ms % 400 >= 80; }, count));
 }
+
+namespace {
+// NPB LU built with gcc, throttled: each iteration is a pipelined sweep whose threads hand work to
+// each other through flags they spin on (no runtime call: no marks; confined to one CPU, the
+// waiter holds it until the kernel's tick, 20x slower here) and then loops with barriers that
+// compute (marks; the same per CPU-ms either way). Confined and unconfined cycles in turn (the
+// confirmation) read alike: the sweeps stalled in the confined cycles go on in the unconfined
+// ones. Simulated in 0.1 ms steps; returns the wall ms taken for `iterations` (unconfined, one
+// takes kSweepMs + kLoopsMs).
+constexpr double kSweepMs = 3, kLoopsMs = 3, kLoopMarks = 17, kConfinedSweepRate = 0.05;
+double lu_like_ms(int iterations) {
+    ConfineCheck check;
+    std::uint64_t now = 0;
+    bool confined = false;
+    double sweep_left = kSweepMs, loops_left = kLoopsMs, marks_due = 0;
+    int done = 0;
+    while (done < iterations && now < 600'000 * kMs) {
+        double cpu_ms = 0, marks = 0;
+        for (int step = 0; step < 50 && done < iterations; ++step) {  // 50 x 0.1 ms: one cycle
+            cpu_ms += confined ? 0.1 : 0.2;  // both threads always on a CPU (computing or spinning)
+            if (sweep_left > 0) {
+                sweep_left -= confined ? 0.1 * kConfinedSweepRate : 0.1;
+            } else {
+                double progress = confined ? 0.05 : 0.1;  // one CPU of two
+                loops_left -= progress;
+                marks_due += kLoopMarks * progress / kLoopsMs;
+                if (loops_left <= 0) {
+                    ++done;
+                    sweep_left = kSweepMs;
+                    loops_left = kLoopsMs;
+                }
+            }
+        }
+        auto whole = static_cast<std::uint64_t>(marks_due);
+        marks_due -= static_cast<double>(whole);
+        marks += static_cast<double>(whole);
+        now += kCycle;
+        confined = check.step(now, static_cast<std::uint64_t>(marks), static_cast<std::uint64_t>(cpu_ms * kMs),
+                              confined ? 1 : 0, true);
+    }
+    return static_cast<double>(now) / kMs;
+}
+}  // namespace
+
+TEST_CASE("confine_check: a job whose hand-overs make no marks is held though its confirmations fail", "[confine_check]") {
+    // 300 iterations: 1.8 s unconfined, 19 s confined throughout. Its probes read it hand-over
+    // bound, and most confirmations do not; each of those grew the interval to the next probe,
+    // up to 6.4 s confined (NPB LU.W gcc throttled: 4.7-46 s against 3.1 s with one thread).
+    double ms = lu_like_ms(300);
+    INFO("wall " << ms << " ms");
+    CHECK(ms < 2 * 1800);
+}
