@@ -175,6 +175,7 @@ bool ConfineCheck::next_look(std::uint64_t now) noexcept {
 
 std::uint64_t ConfineCheck::draw_look_ns() noexcept {
     look_seed_ = look_seed_ * 1664525u + 1013904223u;  // Numerical Recipes' LCG: no alignment, not secrecy
+    // A whole number of ms below kLookSpreadNs (the seed's 24 high bits reach 16.7 M, not 250 M ns).
     return kLookMinNs + (look_seed_ >> 8) % (kLookSpreadNs / 1'000'000) * 1'000'000;
 }
 

@@ -19,8 +19,9 @@
 // libgomp's memory, as waiting.hpp's rule says (while no other job wants the job's CPUs, back to
 // libgomp's own 300 000: a wait then takes nothing from anyone, and a program with serial code
 // of tens of microseconds to milliseconds between regions does not sleep and wake its team at
-// each one). The variable is found once by its value, the shim's own default (1000), beside libgomp's count for oversubscription (100, what libgomp derives from it; next to it, or
-// one variable away in the GCC 8 libgomp that PyPI wheels vendor), in libgomp's writable data.
+// each one). The variable is found once by its value, the shim's own default (1000), beside
+// libgomp's count for oversubscription (100, what libgomp derives from it; next to it, or one
+// variable away in the GCC 8 libgomp that PyPI wheels vendor), in libgomp's writable data.
 // Exactly one such pair, outside the data libgomp's loader made read-only, or the shim leaves
 // that libgomp alone (and says so at info level). Both counts follow: libgomp spins the second
 // instead whenever its threads outnumber the CPUs it saw at its start. Every copy of libgomp
