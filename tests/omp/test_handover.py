@@ -45,17 +45,25 @@ if gcc:
 
     # Without a warm-up the job's start (its first 100 ms throttled, unconfined) is the probe: found
     # by comparing it with its first 50 ms confined, before any probe of its own, and confirmed
-    # (confined and unconfined slices in turn) before the hold.
-    env_s = shim.env(P=2, gat=shim.path("throttled-s"), trace=shim.path("trace-start-%p.csv"))
+    # (confined and unconfined slices in turn) before the hold. Both readings need the second CPU
+    # free while they last (80 ms for the confirmation): a neighbour's burst on it there (CI's ASan
+    # run: the confirmation failed, so the job was looked at again, probed and held later) reads
+    # as a job that unconfinement does not help, which is what it is then. So up to three runs, one
+    # of which must be found by its start; each must give the native answer.
     start_args = [prog, "1000000", "0", "2"]
     native_s = shim.run(start_args, shim.env(preload=False), timeout=60)
-    with CoRunner(shim, env_s, 2):
-        rs = shim.run(start_args, env_s, timeout=90)
-    check.expect(rs.returncode == 0 and parse(rs.stdout)[0] == parse(native_s.stdout)[0],
-                 f"throttled, no warm-up: the native answer ({rs.stdout.strip()})")
-    order = phases_in_order(shim.trace_rows("trace-start-"))
-    check.expect(order[:4] == ["start", "confined", "confirm", "handover"],
-                 f"throttled, no warm-up: found by its start, unprobed (trace phases in order {order[:6]})")
+    orders = []
+    for attempt in range(3):
+        env_s = shim.env(P=2, gat=shim.path(f"throttled-s{attempt}"), trace=shim.path(f"trace-start{attempt}-%p.csv"))
+        with CoRunner(shim, env_s, 2):
+            rs = shim.run(start_args, env_s, timeout=90)
+        check.expect(rs.returncode == 0 and parse(rs.stdout)[0] == parse(native_s.stdout)[0],
+                     f"throttled, no warm-up: the native answer ({rs.stdout.strip()})")
+        orders.append(phases_in_order(shim.trace_rows(f"trace-start{attempt}-"))[:6])
+        if orders[-1][:4] == ["start", "confined", "confirm", "handover"]:
+            break
+    check.expect(orders[-1][:4] == ["start", "confined", "confirm", "handover"],
+                 f"throttled, no warm-up: found by its start, unprobed (trace phases in order, run by run: {orders})")
 
     short_args = [prog, "200", "100", "10"]
     native_short = shim.run(short_args, shim.env(preload=False), timeout=60)
