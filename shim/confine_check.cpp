@@ -39,9 +39,10 @@ void ConfineCheck::choose_reference(std::uint64_t now) noexcept {
 }
 
 bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cpu_ns, int cpus, bool confinable,
-                        bool markable) noexcept {
+                        bool markable, bool in_construct) noexcept {
     first_hold_now_ = false;
     probe_ended_ = false;
+    if (marks > 0 && phase_ != Phase::idle) marked_ = true;
     if (!confinable) {  // nothing to confine: the next confinement starts a fresh window
         phase_ = Phase::idle;
         probe_after_.reset();
@@ -68,12 +69,14 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         start_pending_ = true;
         return true;
     case Phase::confined: {
-        if (ref_.marks == 0 && marks == 0) {
-            // The window begins at its first mark. CPU time before it went to code that makes no
-            // marks (set-up, a serial phase), which a probe of the marking phase after it would
-            // be compared against: cdo's 1.4 s of serial set-up, then ~40,000 regions a second,
-            // read 200x faster unconfined at the first cycle of regions, and the job was held
-            // unconfined for a second (tests/real/RESULTS.md, twenty-fifth session).
+        if (ref_.marks == 0 && ref_.cpu_ns == 0 && marks == 0 && !in_construct) {
+            // The window begins at its first mark, or in a parallel construct. CPU time before
+            // went to serial code (set-up, a serial phase), which a probe of the marking phase
+            // after it would be compared against: cdo's 1.4 s of serial set-up, then ~40,000
+            // regions a second, read 200x faster unconfined at the first cycle of regions, and
+            // the job was held unconfined for a second (tests/real/RESULTS.md, twenty-fifth
+            // session). A construct that makes no marks confined is no such reference: it may be
+            // a hand-over stalled (below).
             ref_since_ = now;
             recent_.restart(now);
             return true;
@@ -84,8 +87,10 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         cpus_ = std::max(cpus_, cpus);
         std::uint64_t window = now - ref_since_, confined_for = now - since_;
         // A job with no progress marks while confined (one long region, CPU clocks measuring) has
-        // nothing to compare: it is never probed.
-        bool enough = ref_.marks >= kMinRefMarks || (ref_.marks > 0 && window >= kMaxRefNs);
+        // nothing to compare: it is never probed. One that has made marks before and makes none
+        // in a construct now is probed on time (kStalledConstruct in confine_check.hpp).
+        bool stalled = ref_.marks == 0 && marked_;
+        bool enough = ref_.marks >= kMinRefMarks || (ref_.marks > 0 && window >= kMaxRefNs) || stalled;
         if (!enough || ref_.cpu_ns == 0) return true;
         if (start_pending_ && window >= kFirstCompareNs && confined_for < probe_after_.ns()) {
             // The start was the probe; one too short to prove anything (serial set-up) leaves the
@@ -131,7 +136,11 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
 
 bool ConfineCheck::handover_bound(const Progress& unconfined, const Progress& confined) noexcept {
     // Per CPU-second, unconfined against confined (confined.cpu_ns > 0: checked before deciding).
-    double confined_rate = confined.per_cpu();
+    // A confined window without a mark reads as one mark: the ratio stays finite, and a job with
+    // little unconfined progress is not held on it.
+    Progress at_least_one = confined;
+    at_least_one.marks = std::max<std::uint64_t>(confined.marks, 1);
+    double confined_rate = at_least_one.per_cpu();
     last_ratio_ = confined_rate > 0 ? unconfined.per_cpu() / confined_rate : 0;
     bool busy = static_cast<double>(confined.cpu_ns) >=
                 kMinBusyShare * std::max(cpus_, 1) * static_cast<double>(confined.wall_ns);
@@ -183,11 +192,7 @@ bool ConfineCheck::decide_confirmed(std::uint64_t now) noexcept {
     probe_ended_ = true;
     probe_ = confirm_[1];  // what the debug log shows: the pooled cycles
     compared_ref_ = confirm_[0];
-    // A confined pool without a mark reads as one mark: the ratio stays finite, and a job with
-    // little unconfined progress is not held on it.
-    Progress confined = confirm_[0];
-    confined.marks = std::max<std::uint64_t>(confined.marks, 1);
-    if (confined.cpu_ns > 0 && handover_bound(confirm_[1], confined)) return hold(now);
+    if (confirm_[0].cpu_ns > 0 && handover_bound(confirm_[1], confirm_[0])) return hold(now);
     // Not confirmed: a change of phase, or hand-overs in code that makes no marks, which the
     // alternating cycles cannot see (confine_check.hpp). Looks at random moments tell them apart.
     looks_ = 1;

@@ -49,8 +49,14 @@ class ConfineCheck {
 public:
     enum class Phase { idle, start, confined, probe, confirm, hold };
 
-    // Timing of probes and holds (ns). A confined window begins at its first mark (CPU time spent
-    // before it made none: serial code is no reference). The start (kStartNs unconfined) is
+    // Timing of probes and holds (ns). A confined window begins at its first mark or inside a
+    // parallel construct (CPU time spent in serial code before it made a mark is no reference).
+    // A window that makes no marks in a construct, of a job that has made marks before, is
+    // probed on time like one that makes them: a hand-over stalled in code that makes no marks
+    // (a sweep of NPB LU's shape, tests/omp/omp_sweeps.c: confined, one sweep took a second,
+    // which the window skipped while it began at its first mark) makes marks again once
+    // unconfined; a long region that makes none makes none in the probe either, and the
+    // intervals grow as after any probe that found nothing. The start (kStartNs unconfined) is
     // compared with the window's first kFirstCompareNs; the first probe after a window of
     // kFirstProbeNs (and once it has kMinRefMarks marks, or kMaxRefNs passed), the next after
     // kProbeGrowth times as long when it found nothing, up to kMaxProbeIntervalNs (probe_window.hpp);
@@ -94,9 +100,11 @@ public:
     // progress marks, the process's CPU time), `cpus` the CPUs it was confined to then (0: none);
     // `confinable`: the allotment now asks for fewer CPUs than the job may use (confinement would
     // restrict it); `markable`: one of its runtimes counts progress marks (a job that can make none,
-    // oneTBB alone, gets no start: it could never be compared). Returns whether to confine from now on.
+    // oneTBB alone, gets no start: it could never be compared); `in_construct`: one of its threads
+    // was inside a parallel construct as the cycle ended (Adapter::activity), so that CPU time
+    // without marks there is a stall, not serial code. Returns whether to confine from now on.
     bool step(std::uint64_t now_ns, std::uint64_t marks, std::uint64_t cpu_ns, int cpus, bool confinable,
-              bool markable = true) noexcept;
+              bool markable = true, bool in_construct = false) noexcept;
 
     // What the last step() said, for reallocations between cycles: confine, or keep the job wholly
     // unthrottled (its start, a probe, a confirmation's unconfined cycles: the job runs as without
@@ -155,6 +163,7 @@ private:
     int confirm_cycle_ = 0;                // the confirmation's cycle now
     double last_ratio_ = 0;
     bool held_before_ = false;
+    bool marked_ = false;  // the job has made a mark since its first confinement (a stall can be seen)
     // Comparisons in a row that read hand-over bound, since one whose confirmation failed (0:
     // none is being looked at again); a hold counts as all but one. Their windows last look_ns_.
     int looks_ = 0;

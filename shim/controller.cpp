@@ -452,7 +452,10 @@ void Controller::cycle(std::uint64_t now) noexcept {
     }
     if (a > 0 && checking) {
         bool was_start = s.check.starting();
-        s.check.step(now, marks, cpu, confine::confined_cpus(), confine::restricts(usable_procs(s.procs, s.idle, opts_.use_idle), s.P), markable);
+        std::uint64_t entries;
+        bool in_construct = !quiet_now(&entries);
+        s.check.step(now, marks, cpu, confine::confined_cpus(), confine::restricts(usable_procs(s.procs, s.idle, opts_.use_idle), s.P),
+                     markable, in_construct);
         if (was_start && !s.check.starting())
             log(LogLevel::debug, "confine check: the start: %llu marks in %.1f ms CPU unconfined",
                 static_cast<unsigned long long>(s.check.probe_window().marks), s.check.probe_window().cpu_ns / 1e6);

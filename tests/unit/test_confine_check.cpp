@@ -282,32 +282,36 @@ TEST_CASE("confine_check: a burst of marks that a probe meets is no hand-over, c
 namespace {
 // NPB LU built with gcc, throttled: each iteration is a pipelined sweep whose threads hand work to
 // each other through flags they spin on (no runtime call: no marks; confined to one CPU, the
-// waiter holds it until the kernel's tick, 20x slower here) and then loops with barriers that
-// compute (marks; the same per CPU-ms either way). Confined and unconfined cycles in turn (the
-// confirmation) read alike: the sweeps stalled in the confined cycles go on in the unconfined
-// ones. Simulated in 0.1 ms steps; returns the wall ms taken for `iterations` (unconfined, one
-// takes kSweepMs + kLoopsMs).
-constexpr double kSweepMs = 3, kLoopsMs = 3, kLoopMarks = 17, kConfinedSweepRate = 0.05;
-double lu_like_ms(int iterations) {
+// waiter holds it until the kernel's tick, `confined_sweep_rate` as fast) and then loops with
+// barriers that compute (marks; the same per CPU-ms either way), all in one parallel construct.
+// Confined and unconfined cycles in turn (the confirmation) read alike: the sweeps stalled in the
+// confined cycles go on in the unconfined ones. Simulated in 0.1 ms steps; returns the wall ms
+// taken for `iterations` (unconfined, one takes sweep_ms + loops_ms). `in_construct`: what the
+// check is told of the threads (false: as if they ran serial code between marks).
+struct LuLike {
+    double sweep_ms = 3, loops_ms = 3, loop_marks = 17, confined_sweep_rate = 0.05;
+    bool in_construct = true;
+};
+double lu_like_ms(int iterations, LuLike lu = {}) {
     ConfineCheck check;
     std::uint64_t now = 0;
     bool confined = false;
-    double sweep_left = kSweepMs, loops_left = kLoopsMs, marks_due = 0;
+    double sweep_left = lu.sweep_ms, loops_left = lu.loops_ms, marks_due = 0;
     int done = 0;
     while (done < iterations && now < 600'000 * kMs) {
         double cpu_ms = 0, marks = 0;
         for (int step = 0; step < 50 && done < iterations; ++step) {  // 50 x 0.1 ms: one cycle
             cpu_ms += confined ? 0.1 : 0.2;  // both threads always on a CPU (computing or spinning)
             if (sweep_left > 0) {
-                sweep_left -= confined ? 0.1 * kConfinedSweepRate : 0.1;
+                sweep_left -= confined ? 0.1 * lu.confined_sweep_rate : 0.1;
             } else {
                 double progress = confined ? 0.05 : 0.1;  // one CPU of two
                 loops_left -= progress;
-                marks_due += kLoopMarks * progress / kLoopsMs;
+                marks_due += lu.loop_marks * progress / lu.loops_ms;
                 if (loops_left <= 0) {
                     ++done;
-                    sweep_left = kSweepMs;
-                    loops_left = kLoopsMs;
+                    sweep_left = lu.sweep_ms;
+                    loops_left = lu.loops_ms;
                 }
             }
         }
@@ -316,7 +320,7 @@ double lu_like_ms(int iterations) {
         marks += static_cast<double>(whole);
         now += kCycle;
         confined = check.step(now, static_cast<std::uint64_t>(marks), static_cast<std::uint64_t>(cpu_ms * kMs),
-                              confined ? 1 : 0, true);
+                              confined ? 1 : 0, true, true, lu.in_construct);
     }
     return static_cast<double>(now) / kMs;
 }
@@ -329,4 +333,22 @@ TEST_CASE("confine_check: a job whose hand-overs make no marks is held though it
     double ms = lu_like_ms(300);
     INFO("wall " << ms << " ms");
     CHECK(ms < 2 * 1800);
+}
+
+TEST_CASE("confine_check: a sweep stalled for a second in a construct is probed without waiting for a mark", "[confine_check]") {
+    // Sweeps of 10 ms unconfined take 1 s confined (tests/omp/omp_sweeps.c, 200 hand-overs of
+    // 26 us each: 1.7 s natively, 1.8 s with one thread). A window that began at its first mark
+    // skipped each stalled sweep, so each confinement lasted a sweep and a window more: told the
+    // threads were in serial code, the check keeps the old behaviour and takes 2.3x as long.
+    LuLike lu;
+    lu.sweep_ms = 10;
+    lu.loops_ms = 2;
+    lu.loop_marks = 68;
+    lu.confined_sweep_rate = 0.01;
+    double in_construct = lu_like_ms(150, lu);
+    lu.in_construct = false;
+    double serial = lu_like_ms(150, lu);
+    INFO("wall " << in_construct << " ms in a construct, " << serial << " ms told serial; 1800 ms unconfined");
+    CHECK(in_construct < 1.6 * 1800);
+    CHECK(serial > 1.3 * in_construct);
 }

@@ -1,0 +1,43 @@
+"""NPB LU's shape throttled to allotment 1 (tests/omp/omp_sweeps.c): pipelined sweeps whose threads
+spin on each other's flags in the program's own code, making no progress marks, between loops
+that make them, all in one parallel region. Built with gcc, a sweep of 10 ms unconfined takes
+about a second confined; the confinement check (shim/confine_check.hpp) must see that stall as
+one, though it makes no marks, and leave the job unconfined for most of its run. The count that
+says so: the share of the controller's cycles (trace rows) that ran confined, a decision of the
+check's and not a time. On the idle 2-core VM: 0.12 where the start's comparison is confirmed at
+once, 0.30-0.38 where the confirmation fails and looks follow (5 runs of 12); 0.50-0.79 in 9 runs
+while a window began at its first mark (it skipped each stalled sweep: 3.6-9.5 s, against 1.7 s
+natively and 1.8 s with one thread); 0.41-0.95 before e12d9b0's looks (3.4-41 s). clang builds
+yield at the flush (kmp_hooks.cpp): only the answer is checked there. Same answer as natively in
+every run."""
+import sys
+
+from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus
+
+require_two_cpus("the confinement check it exercises needs a CPU to confine from")
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("omp.sweeps")
+
+
+def parse(out):
+    words = dict(w.split("=") for w in out.split()[1:])
+    return words.get("checksum"), float(words.get("spins_per_handoff", "nan"))
+
+
+args = [prog, "150", "200", "34", "20000"]
+native = shim.run(args, shim.env(preload=False), timeout=60)
+check.expect(native.returncode == 0, f"runs natively ({native.returncode}: {native.stdout.strip()})")
+env = shim.env(P=2, gat=shim.path("throttled"), trace=shim.path("trace-%p.csv"))
+with CoRunner(shim, env, 2):
+    r = shim.run(args, env, timeout=120)
+check.expect(r.returncode == 0 and parse(r.stdout)[0] == parse(native.stdout)[0],
+             f"throttled: the native answer ({r.stdout.strip()} against {native.stdout.strip()})")
+if prog.endswith("_gcc"):
+    order = phases_in_order(shim.trace_rows("trace-"))
+    check.expect("handover" in order, f"throttled: found hand-over bound (trace phases in order {order[:12]})")
+    rows = shim.trace_rows("trace-")
+    share = sum(row["confine_check"] == "confined" for row in rows) / max(len(rows), 1)
+    check.expect(share < 0.45, f"throttled: confined in {share:.2f} of its {len(rows)} cycles (under 0.45; "
+                 f"spins per hand-over {parse(r.stdout)[1]:.0f}, natively {parse(native.stdout)[1]:.0f})")
+check.done()
