@@ -75,8 +75,8 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
             // after it would be compared against: cdo's 1.4 s of serial set-up, then ~40,000
             // regions a second, read 200x faster unconfined at the first cycle of regions, and
             // the job was held unconfined for a second (tests/real/RESULTS.md, twenty-fifth
-            // session). A construct that makes no marks confined is no such reference: it may be
-            // a hand-over stalled (below).
+            // session). CPU time in a construct is a reference, marks or not: without them it may
+            // be a hand-over stalled by confinement (below).
             ref_since_ = now;
             recent_.restart(now);
             return true;
@@ -88,7 +88,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         std::uint64_t window = now - ref_since_, confined_for = now - since_;
         // A job with no progress marks while confined (one long region, CPU clocks measuring) has
         // nothing to compare: it is never probed. One that has made marks before and makes none
-        // in a construct now is probed on time (kStalledConstruct in confine_check.hpp).
+        // in a construct now is probed on time (confine_check.hpp, the timing of probes).
         bool stalled = ref_.marks == 0 && marked_;
         bool enough = ref_.marks >= kMinRefMarks || (ref_.marks > 0 && window >= kMaxRefNs) || stalled;
         if (!enough || ref_.cpu_ns == 0) return true;

@@ -163,7 +163,7 @@ private:
     int confirm_cycle_ = 0;                // the confirmation's cycle now
     double last_ratio_ = 0;
     bool held_before_ = false;
-    bool marked_ = false;  // the job has made a mark since its first confinement (a stall can be seen)
+    bool marked_ = false;  // the job made a mark while throttled (a window without any can be a stall)
     // Comparisons in a row that read hand-over bound, since one whose confirmation failed (0:
     // none is being looked at again); a hold counts as all but one. Their windows last look_ns_.
     int looks_ = 0;
