@@ -339,7 +339,7 @@ TEST_CASE("confine_check: a sweep stalled for a second in a construct is probed 
     // Sweeps of 10 ms unconfined take 1 s confined (tests/omp/omp_sweeps.c, 200 hand-overs of
     // 26 us each: 1.7 s natively, 1.8 s with one thread). A window that began at its first mark
     // skipped each stalled sweep, so each confinement lasted a sweep and a window more: told the
-    // threads were in serial code, the check keeps the old behaviour and takes 2.3x as long.
+    // threads were in serial code, the check keeps the old behaviour and takes 2.2x as long.
     LuLike lu;
     lu.sweep_ms = 10;
     lu.loops_ms = 2;
