@@ -10,7 +10,7 @@ omp_blocktime's thread 1 reads the blocktime its team was forked with, region by
 answer is the native one in every mode."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim, require_two_cpus
+from apshim_test import Check, CoRunner, Shim, require_two_cpus, stdout_words
 
 require_two_cpus("blocktime 0 follows confinement, which one CPU never is")
 build, prog = sys.argv[1], sys.argv[2]
@@ -19,7 +19,7 @@ check = Check("omp.blocktime")
 
 
 def reading(out):
-    words = dict(w.split("=") for w in out.split()[1:])
+    words = stdout_words(out)
     return {k: int(v) for k, v in words.items()}
 
 

@@ -11,7 +11,7 @@ the flush instead (kmp_hooks.cpp), so confinement costs them little: only the an
 there. Same answer as natively in every run."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus
+from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus, stdout_words
 
 require_two_cpus("the confinement check it exercises needs a CPU to confine from")
 build, prog = sys.argv[1], sys.argv[2]
@@ -21,7 +21,7 @@ gcc = prog.endswith("_gcc")
 
 
 def parse(out):
-    words = dict(w.split("=") for w in out.split()[1:])
+    words = stdout_words(out)
     return words.get("checksum"), float(words.get("spins_per_handoff", "nan"))
 
 

@@ -11,7 +11,7 @@ had finished already.
 Usage: test_inline.py BUILD OMP_INLINE"""
 import sys
 
-from apshim_test import Check, CoRunner, Shim, require_two_cpus
+from apshim_test import Check, CoRunner, Shim, require_two_cpus, stdout_words
 
 require_two_cpus("tasks run at once only while confined, which one CPU never is")
 build, prog = sys.argv[1], sys.argv[2]
@@ -20,13 +20,9 @@ check = Check("omp.inline")
 args = [prog, "11", "300"]
 
 
-def parse(out):
-    return dict(w.split("=") for w in out.split()[1:])
-
-
 native = shim.run(args, shim.env(preload=False), timeout=60)
 check.expect(native.returncode == 0, f"runs natively ({native.stderr.strip()[:200]})")
-want = parse(native.stdout)
+want = stdout_words(native.stdout)
 nested = int(want["nested"])
 check.expect(nested == 2 ** 12 - 4 and want["waiter"] == "ok", f"native: {native.stdout.strip()}")
 
@@ -37,7 +33,7 @@ def run(label, env, co_runner):
             r = shim.run(args, env, timeout=60)
     else:
         r = shim.run(args, env, timeout=60)
-    got = parse(r.stdout) if r.returncode == 0 else {}
+    got = stdout_words(r.stdout) if r.returncode == 0 else {}
     check.expect(r.returncode == 0 and all(got.get(k) == want[k] for k in ("leaves", "nested", "waiter")),
                  f"{label}: the native counts and the waiting task finished ({r.stdout.strip()} {r.stderr.strip()[:200]})")
     return int(got.get("queued", -1))

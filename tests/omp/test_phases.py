@@ -15,7 +15,7 @@ marks). It must be probed and kept confined: with the confined window counted fr
 confinement rather than from its first mark, the probe that met the first chunks read 84-399x (26cc5e3)."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus
+from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus, stdout_words
 
 require_two_cpus("the region ends are counted only while confined, which one CPU never is")
 build, prog = sys.argv[1], sys.argv[2]
@@ -24,7 +24,7 @@ check = Check("omp.phases")
 
 
 def checksum(out):
-    words = dict(w.split("=") for w in out.split()[1:])
+    words = stdout_words(out)
     return words.get("checksum")
 
 

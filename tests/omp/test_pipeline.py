@@ -7,7 +7,7 @@ inlines flush as a fence, which no hook sees (for it the test checks the answer 
 as natively."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim, require_two_cpus
+from apshim_test import Check, CoRunner, Shim, require_two_cpus, stdout_words
 
 require_two_cpus("its spinner yields only while confined, which one CPU never is")
 build, prog = sys.argv[1], sys.argv[2]
@@ -18,7 +18,7 @@ args = [prog, "300", "300"]
 
 
 def parse(out):
-    words = dict(w.split("=") for w in out.split()[1:])
+    words = stdout_words(out)
     return words.get("checksum"), float(words.get("spins_per_handoff", "nan"))
 
 

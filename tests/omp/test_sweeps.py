@@ -13,7 +13,7 @@ grow), so up to three runs, one of which must stay under 0.45. clang builds yiel
 (kmp_hooks.cpp): only the answer is checked there. Same answer as natively in every run."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus
+from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus, stdout_words
 
 require_two_cpus("the confinement check it exercises needs a CPU to confine from")
 build, prog = sys.argv[1], sys.argv[2]
@@ -22,7 +22,7 @@ check = Check("omp.sweeps")
 
 
 def parse(out):
-    words = dict(w.split("=") for w in out.split()[1:])
+    words = stdout_words(out)
     return words.get("checksum"), float(words.get("spins_per_handoff", "nan"))
 
 

@@ -219,6 +219,12 @@ class Shim:
         return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def stdout_words(out):
+    """The `key=value` words a test program prints after its first word (its name), as a dict of
+    strings: "pipeline rounds=200 checksum=1363197" gives {"rounds": "200", "checksum": "1363197"}."""
+    return dict(w.split("=") for w in out.split()[1:])
+
+
 def phases_in_order(rows, column="confine_check"):
     """The successive values of a trace column, repeats collapsed: ["start", "confined", "handover", ...]."""
     order = []
