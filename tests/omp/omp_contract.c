@@ -24,16 +24,6 @@
 
 #include "spin.h"
 
-/* Fixed work: the same instructions whatever the machine or the team. */
-static uint64_t work(uint64_t seed, long iters) {
-    uint64_t x = seed | 1;
-    for (long i = 0; i < iters; ++i) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        x ^= x >> 29; /* not an affine map any more: no compiler folds the loop */
-    }
-    return x >> 33;
-}
-
 static int cpus_in_mask(void) {
     cpu_set_t set;
     return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;

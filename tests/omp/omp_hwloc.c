@@ -19,15 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Fixed work: the same instructions whatever the machine or the team. */
-static uint64_t work(uint64_t seed, long iters) {
-    uint64_t x = seed | 1;
-    for (long i = 0; i < iters; ++i) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        x ^= x >> 29;
-    }
-    return x >> 33;
-}
+#include "spin.h"
 
 /* The CPU a thread is pinned to: the n-th of the process's mask at its start. */
 static cpu_set_t start_mask;

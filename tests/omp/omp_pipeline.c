@@ -28,13 +28,9 @@ int main(int argc, char** argv) {
         if (me < 2) {
             long mine = 0;
             for (int r = 0; r < rounds; ++r) {
-                while (turn != me) {
-                    ++mine;
-#pragma omp flush
-                }
+                mine += wait_turn(&turn, me);
                 sum += (unsigned long)(r * 2 + me);
-                turn = 1 - me;
-#pragma omp flush
+                pass_turn(&turn, me);
                 if (barrier_every > 0 && (r + 1) % barrier_every == 0) {
 #pragma omp barrier
                 }
