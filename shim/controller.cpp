@@ -452,6 +452,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
     }
     if (a > 0 && checking) {
         bool was_start = s.check.starting();
+        // The lending poll's reading of the adapters (entries unused here). Not quiet: a thread is
+        // inside a construct, or no adapter can tell (which makes no marks either).
         std::uint64_t entries;
         bool in_construct = !quiet_now(&entries);
         s.check.step(now, marks, cpu, confine::confined_cpus(), confine::restricts(usable_procs(s.procs, s.idle, opts_.use_idle), s.P),
