@@ -1,19 +1,23 @@
 """NPB LU's shape throttled to allotment 1 (tests/omp/omp_sweeps.c): pipelined sweeps whose threads
 spin on each other's flags in the program's own code, making no progress marks, between loops
 that make them, all in one parallel region. Built with gcc, a sweep of 10 ms unconfined takes
-about a second confined; the confinement check (shim/confine_check.hpp) must see that stall as
-one, though it makes no marks, and leave the job unconfined for most of its run. The count that
-says so: the share of the controller's cycles (trace rows) that ran confined, a decision of the
-check's and not a time. On the idle 2-core VM: 0.11-0.37 in 10 runs of 11 (0.12 where the
-start's comparison is confirmed at once, about 0.30 where the confirmation fails and looks
-follow), 0.52 in one whose start made no marks (the kernel had left the main thread and the
-worker on one CPU throughout it); 0.47-0.72 in 10 runs with 0766b8a's library, whose window
-began at its first mark and so skipped each stalled sweep (3.6-9.5 s, against 1.7 s natively and
-1.8 s with one thread); 0.41-0.95 before e12d9b0's looks (3.4-41 s). A start like that one, or
-a neighbour's burst on the second CPU failing a look's probe (the intervals then grow), can
-push one run over, so up to three runs, one of which must stay under 0.45. clang builds yield at
-the flush (kmp_hooks.cpp): only the answer is checked there. Same answer as natively in every
-run."""
+about a second confined. The confinement check (shim/confine_check.hpp) must see that stall as
+one, though it makes no marks: a confined window that makes none inside a parallel construct, of
+a job that has made marks, is probed on time like one that makes them. What says so in the trace,
+whatever the machine's load: a probe that begins after a confined stretch whose cycles (the
+probe's first row included, whose marks the window took) made no mark. Before c97eb50 the window
+began at its first mark, so every probe followed a stretch with marks, and each confinement lasted
+the rest of the stalled sweep plus a window (3.6-9.5 s throttled, against 1.7 s natively and 1.8 s
+with one thread). A stretch with no mark needs the probe's interval (0.15-0.4 s) to fall inside one
+stalled sweep, as most do (a run with one probe, its start confirmed at once and then held,
+misses in about 1 run of 5 on the idle 2-core VM; 0 in 12 probes of 9 runs with 0766b8a's
+library): up to five runs, one of which must show one.
+
+The share of cycles confined is printed, not checked: it is what the probes decide, and a probe
+reads the second CPU's load and the hooks' cost as well as the job (on the idle 2-core VM
+0.11-0.37 in 10 runs of 11, 0.47-0.72 with 0766b8a's library; CI's TSan stage read 0.74-0.86 in
+three runs of 6cb3be1's CI, and locally under TSan 0.12-0.89). clang builds yield at the flush
+(kmp_hooks.cpp): only the answer is checked there. Same answer as natively in every run."""
 import sys
 
 from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus, stdout_words
@@ -29,12 +33,29 @@ def parse(out):
     return words.get("checksum"), float(words.get("spins_per_handoff", "nan"))
 
 
+def stalled_probes(rows):
+    """Probes begun after a confined stretch (the probe's first row included) without a mark."""
+    count, marks, stretch = 0, 0, False
+    for row in rows:
+        phase = row["confine_check"]
+        if phase == "confined":
+            if not stretch:
+                marks, stretch = 0, True
+            marks += row["marks"]
+        elif phase == "probe" and stretch:
+            count += marks + row["marks"] == 0
+            stretch = False
+        else:
+            stretch = False
+    return count
+
+
 args = [prog, "150", "200", "34", "13500"]
 native = shim.run(args, shim.env(preload=False), timeout=60)
 check.expect(native.returncode == 0, f"runs natively ({native.returncode}: {native.stdout.strip()})")
 gcc = prog.endswith("_gcc")
-shares = []
-for attempt in range(3 if gcc else 1):
+found = []
+for attempt in range(5 if gcc else 1):
     env = shim.env(P=2, gat=shim.path(f"throttled{attempt}"), trace=shim.path(f"trace{attempt}-%p.csv"))
     with CoRunner(shim, env, 2):
         r = shim.run(args, env, timeout=120)
@@ -43,12 +64,14 @@ for attempt in range(3 if gcc else 1):
     if not gcc:
         break
     rows = shim.trace_rows(f"trace{attempt}-")
-    order = phases_in_order(rows)
-    shares.append(round(sum(row["confine_check"] == "confined" for row in rows) / max(len(rows), 1), 2))
-    print(f"run {attempt + 1}: confined in {shares[-1]} of {len(rows)} cycles; phases {order[:12]}; "
+    found.append(stalled_probes(rows))
+    share = sum(row["confine_check"] == "confined" for row in rows) / max(len(rows), 1)
+    print(f"run {attempt + 1}: {found[-1]} probes after a confined stretch without marks, "
+          f"{phases_in_order(rows).count('probe')} in all; confined in {share:.2f} of {len(rows)} cycles; "
           f"spins per hand-over {parse(r.stdout)[1]:.0f}, natively {parse(native.stdout)[1]:.0f}", flush=True)
-    if shares[-1] < 0.45:
+    if found[-1] > 0:
         break
 if gcc:
-    check.expect(shares[-1] < 0.45, f"throttled: confined in under 0.45 of its cycles in one run of up to three ({shares})")
+    check.expect(found[-1] > 0, f"throttled: a sweep stalled without marks was probed, in one run of up to five "
+                 f"(probes after a stretch without marks, run by run: {found})")
 check.done()
