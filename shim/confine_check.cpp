@@ -20,6 +20,7 @@ void ConfineCheck::start_confined(std::uint64_t now) noexcept {
     phase_ = Phase::confined;
     since_ = now;
     ref_since_ = now;
+    last_mark_ = now;
     ref_ = Progress{};
     cpus_ = 0;
     recent_.restart(now);
@@ -84,6 +85,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         ref_.marks += marks;
         ref_.cpu_ns += cpu_ns;
         recent_.add(now, marks, cpu_ns);
+        if (marks > 0) last_mark_ = now;
         cpus_ = std::max(cpus_, cpus);
         std::uint64_t window = now - ref_since_, confined_for = now - since_;
         // A job with no progress marks while confined (one long region, CPU clocks measuring) has
@@ -106,6 +108,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         start_pending_ = false;
         phase_ = Phase::probe;
         since_ = now;
+        stalled_probe_ = now - last_mark_ >= kStalledNs;
         probe_ = Progress{};
         return false;
     }
@@ -113,6 +116,8 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
         if (now - since_ < kProbeNs) return false;
+        if (probe_.marks < kMinProbeMarks && stalled_probe_ && now - since_ < kMaxProbeNs)
+            return false;  // a stalled job's probe: too few marks to judge yet (confine_check.hpp)
         return decide(now, /*after_probe=*/true);
     case Phase::confirm: {
         // The cycle just ended ran as confirm_unconfined said.

@@ -69,6 +69,16 @@ public:
     static constexpr std::uint64_t kFirstProbeNs = 250'000'000;
     static constexpr std::uint64_t kMaxRefNs = 1'600'000'000;
     static constexpr std::uint64_t kProbeNs = 15'000'000;
+    // A probe of a job that made no mark in the last kStalledNs of its confined window (a sweep
+    // stalled by confinement, below) that has fewer than kMinProbeMarks when kProbeNs is up, which
+    // could only read "not hand-over bound" (handover_bound), goes on until it has them, up to
+    // kMaxProbeNs: the stalled sweep needs its unconfined rest and the marking loop after it.
+    // omp_sweeps with sweeps of 31 ms unconfined (50 iterations of 600 hand-overs, 1.6 s natively)
+    // ran 3.0-120 s throttled with 15 ms probes, which read 0 marks and grew the intervals to
+    // 6.4 s. Only there: a job whose marks are merely sparse (GraphicsMagick's blur, 13 in a 250 ms
+    // window) made none in 60 ms probes either, and paid 0.03 CPUs more at allotment 1 for them.
+    static constexpr std::uint64_t kStalledNs = 100'000'000;
+    static constexpr std::uint64_t kMaxProbeNs = 60'000'000;
     // The confirmation: this many cycles (80 ms at the default 5 ms), confined first.
     static constexpr int kConfirmCycles = 16;
     // Hand-overs in code that makes no marks (NPB LU's pipelined sweeps, threads spinning on
@@ -163,6 +173,8 @@ private:
     int confirm_cycle_ = 0;                // the confirmation's cycle now
     double last_ratio_ = 0;
     bool held_before_ = false;
+    std::uint64_t last_mark_ = 0;  // confined: the window's last mark (or its start)
+    bool stalled_probe_ = false;   // the probe began kStalledNs or more after the window's last mark
     bool marked_ = false;  // the job made a mark while throttled (a window without any can be a stall)
     // Comparisons in a row that read hand-over bound, since one whose confirmation failed (0:
     // none is being looked at again); a hold counts as all but one. Their windows last look_ns_.

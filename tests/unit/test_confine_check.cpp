@@ -352,3 +352,18 @@ TEST_CASE("confine_check: a sweep stalled for a second in a construct is probed 
     CHECK(in_construct < 1.6 * 1800);
     CHECK(serial > 1.3 * in_construct);
 }
+
+TEST_CASE("confine_check: a stalled sweep longer than a probe is probed until it makes marks", "[confine_check]") {
+    // Sweeps of 31 ms unconfined, 3 s confined (omp_sweeps 50 600: 1.6 s natively). A window in a
+    // stalled sweep leaves most of it to run in the probe, so a 15 ms probe made no mark and read
+    // "not hand-over bound", and the intervals grew to 6.4 s (3.0-120 s throttled); going on until
+    // it has marks, up to kMaxProbeNs, it reaches the loops after the sweep (2.0-3.3 s).
+    LuLike lu;
+    lu.sweep_ms = 31;
+    lu.loops_ms = 2;
+    lu.loop_marks = 68;
+    lu.confined_sweep_rate = 0.01;
+    double ms = lu_like_ms(50, lu);
+    INFO("wall " << ms << " ms; 1650 ms unconfined");
+    CHECK(ms < 2 * 1650);
+}
