@@ -60,8 +60,8 @@ public:
     // compared with the window's first kFirstCompareNs; the first probe after a window of
     // kFirstProbeNs (and once it has kMinRefMarks marks, or kMaxRefNs passed), the next after
     // kProbeGrowth times as long when it found nothing, up to kMaxProbeIntervalNs (probe_window.hpp);
-    // a probe lasts kProbeNs; a hold starts at kFirstHoldNs and doubles each time the job is found
-    // hand-over bound again, up to kMaxHoldNs.
+    // a probe lasts kProbeNs (up to kMaxProbeNs after a stall, below); a hold starts at
+    // kFirstHoldNs and doubles each time the job is found hand-over bound again, up to kMaxHoldNs.
     // A probe runs the job on all its CPUs: with 30 ms probes after 0.1, 0.3 and 0.7 s, a 0.8 s
     // task program throttled to one CPU used 1.13 instead of 1.02; these cost it about 2%.
     static constexpr std::uint64_t kStartNs = 100'000'000;
