@@ -74,9 +74,10 @@ public:
     // could only read "not hand-over bound" (handover_bound), goes on until it has them, up to
     // kMaxProbeNs: the stalled sweep needs its unconfined rest and the marking loop after it.
     // omp_sweeps with sweeps of 31 ms unconfined (50 iterations of 600 hand-overs, 1.6 s natively)
-    // ran 3.0-120 s throttled with 15 ms probes, which read 0 marks and grew the intervals to
-    // 6.4 s. Only there: a job whose marks are merely sparse (GraphicsMagick's blur, 13 in a 250 ms
-    // window) made none in 60 ms probes either, and paid 0.03 CPUs more at allotment 1 for them.
+    // ran 2.1-120 s throttled (median 13.2 s of 21 runs) with 15 ms probes, which read 0 marks and
+    // grew the intervals to 6.4 s; 2.0-3.2 s (median 2.1 s of 10) with this. Only there: a job
+    // whose marks are merely sparse (GraphicsMagick's blur, 13 in a 250 ms window) made none in
+    // 60 ms probes either, and paid 0.03 CPUs more at allotment 1 for them.
     static constexpr std::uint64_t kStalledNs = 100'000'000;
     static constexpr std::uint64_t kMaxProbeNs = 60'000'000;
     // The confirmation: this many cycles (80 ms at the default 5 ms), confined first.

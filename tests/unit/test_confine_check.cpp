@@ -292,6 +292,16 @@ struct LuLike {
     double sweep_ms = 3, loops_ms = 3, loop_marks = 17, confined_sweep_rate = 0.05;
     bool in_construct = true;
 };
+// tests/omp/omp_sweeps.c's shape: sweeps of `sweep_ms` unconfined, a hundred times as long
+// confined, then 2 ms of loops making 68 marks.
+LuLike omp_sweeps_like(double sweep_ms) {
+    LuLike lu;
+    lu.sweep_ms = sweep_ms;
+    lu.loops_ms = 2;
+    lu.loop_marks = 68;
+    lu.confined_sweep_rate = 0.01;
+    return lu;
+}
 double lu_like_ms(int iterations, LuLike lu = {}) {
     ConfineCheck check;
     std::uint64_t now = 0;
@@ -340,11 +350,7 @@ TEST_CASE("confine_check: a sweep stalled for a second in a construct is probed 
     // 26 us each: 1.7 s natively, 1.8 s with one thread). A window that began at its first mark
     // skipped each stalled sweep, so each confinement lasted a sweep and a window more: told the
     // threads were in serial code, the check keeps the old behaviour and takes 2.2x as long.
-    LuLike lu;
-    lu.sweep_ms = 10;
-    lu.loops_ms = 2;
-    lu.loop_marks = 68;
-    lu.confined_sweep_rate = 0.01;
+    LuLike lu = omp_sweeps_like(10);
     double in_construct = lu_like_ms(150, lu);
     lu.in_construct = false;
     double serial = lu_like_ms(150, lu);
@@ -356,14 +362,9 @@ TEST_CASE("confine_check: a sweep stalled for a second in a construct is probed 
 TEST_CASE("confine_check: a stalled sweep longer than a probe is probed until it makes marks", "[confine_check]") {
     // Sweeps of 31 ms unconfined, 3 s confined (omp_sweeps 50 600: 1.6 s natively). A window in a
     // stalled sweep leaves most of it to run in the probe, so a 15 ms probe made no mark and read
-    // "not hand-over bound", and the intervals grew to 6.4 s (3.0-120 s throttled); going on until
-    // it has marks, up to kMaxProbeNs, it reaches the loops after the sweep (2.0-3.3 s).
-    LuLike lu;
-    lu.sweep_ms = 31;
-    lu.loops_ms = 2;
-    lu.loop_marks = 68;
-    lu.confined_sweep_rate = 0.01;
-    double ms = lu_like_ms(50, lu);
+    // "not hand-over bound", and the intervals grew to 6.4 s (2.1-120 s throttled); going on until
+    // it has marks, up to kMaxProbeNs, it reaches the loops after the sweep (2.0-3.2 s).
+    double ms = lu_like_ms(50, omp_sweeps_like(31));
     INFO("wall " << ms << " ms; 1650 ms unconfined");
     CHECK(ms < 2 * 1650);
 }
