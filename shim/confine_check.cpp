@@ -108,7 +108,6 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         start_pending_ = false;
         phase_ = Phase::probe;
         since_ = now;
-        stalled_probe_ = now - last_mark_ >= kStalledNs;
         probe_ = Progress{};
         return false;
     }
@@ -116,8 +115,10 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
         if (now - since_ < kProbeNs) return false;
-        if (probe_.marks < kMinProbeMarks && stalled_probe_ && now - since_ < kMaxProbeNs)
-            return false;  // a stalled job's probe: too few marks to judge yet (confine_check.hpp)
+        // A stalled job's probe (kStalledNs without a mark before it began: last_mark_ stays as
+        // the window left it) with too few marks to judge yet goes on (confine_check.hpp).
+        if (probe_.marks < kMinProbeMarks && since_ - last_mark_ >= kStalledNs && now - since_ < kMaxProbeNs)
+            return false;
         return decide(now, /*after_probe=*/true);
     case Phase::confirm: {
         // The cycle just ended ran as confirm_unconfined said.

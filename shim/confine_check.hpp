@@ -174,8 +174,7 @@ private:
     int confirm_cycle_ = 0;                // the confirmation's cycle now
     double last_ratio_ = 0;
     bool held_before_ = false;
-    std::uint64_t last_mark_ = 0;  // confined: the window's last mark (or its start)
-    bool stalled_probe_ = false;   // the probe began kStalledNs or more after the window's last mark
+    std::uint64_t last_mark_ = 0;  // the confined window's last mark (or its start); kept through its probe
     bool marked_ = false;  // the job made a mark while throttled (a window without any can be a stall)
     // Comparisons in a row that read hand-over bound, since one whose confirmation failed (0:
     // none is being looked at again); a hold counts as all but one. Their windows last look_ns_.
