@@ -391,6 +391,29 @@ void release(bool spread) noexcept {
     g_active.store(false, std::memory_order_release);
 }
 
+int spread(pid_t skip_tid) noexcept {
+    if (g_why_off || active()) return 0;
+    ApplyLock lock;
+    if (g_spawning.load(std::memory_order_acquire) > 0 || program_bindings() != Bindings::none) return 0;
+    if (g_cpu_order.empty()) compute_cpu_order();
+    if (g_cpu_order.size() < 2) return 0;
+    // Active meanwhile: a thread asking for its mask during its moment on one CPU is shown the
+    // original, as while confined.
+    g_active.store(true, std::memory_order_release);
+    std::size_t next = 0;
+    for (pid_t tid : list_threads()) {
+        cpu_set_t m;
+        if (tid == skip_tid || !get_mask(tid, m) || !CPU_EQUAL(&m, &g_original)) continue;  // the program's own
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(g_cpu_order[next++ % g_cpu_order.size()], &one);
+        set_mask(tid, one);
+        set_mask(tid, g_original);
+    }
+    g_active.store(false, std::memory_order_release);
+    return static_cast<int>(next);
+}
+
 void thread_to_original() noexcept {
     if (active()) set_mask(0, g_original);
 }

@@ -59,6 +59,16 @@ bool suspended() noexcept;
 // threads onto CPUs just freed (confine_check.hpp's probe lasts 15 ms).
 void release(bool spread = false) noexcept;
 
+// Controller thread, as a job's start begins (confine_check.hpp; nothing confined yet): every
+// thread on the original mask but `skip_tid`, each to one CPU in turn for a moment, then back, as
+// release(true) does. The kernel can leave the threads of a job that just started on one CPU for
+// its whole start (a waiter is woken where its waker runs), and then the start, which is the
+// job's first probe, reads them as slow as confined: LLVM's omp_for_collapse (clang) throttled
+// made 13 thousand marks in its start in 1 run of 20 and 66-123 thousand in 10, against
+// 135-192 thousand in all 20 with the spread (docs/enforcement.md, thirty-second session).
+// Returns how many threads it moved.
+int spread(pid_t skip_tid) noexcept;
+
 // The program sets a thread's affinity itself (the interposed setaffinity functions). Held around
 // the real call, so that no apply() runs between the call and its record:
 //     ProgramSetsMask record;  rc = real(...);  if (rc == 0) record.done(tid, size, mask);

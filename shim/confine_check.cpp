@@ -57,6 +57,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
             started_ = true;
             phase_ = Phase::start;
             since_ = now;
+            quiet_since_ = 0;
             probe_ = Progress{};
             return false;
         }
@@ -65,7 +66,12 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
     case Phase::start:
         probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
-        if (now - since_ < kStartNs) return false;
+        // A construct without a mark since its first cycle end here (kQuietStartNs, the header).
+        if (!in_construct || probe_.marks > 0)
+            quiet_since_ = 0;
+        else if (quiet_since_ == 0)
+            quiet_since_ = now;
+        if (now - since_ < kStartNs && !(quiet_since_ != 0 && now - quiet_since_ >= kQuietStartNs)) return false;
         start_confined(now);
         start_pending_ = true;
         return true;

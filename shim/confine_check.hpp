@@ -22,7 +22,8 @@
 // its co-runners meanwhile are at most kStartNs' worth. That start is the first probe, run as a
 // probe is (no parking either: parking there made BOTS fib-if, health and uts read 3x the progress
 // per CPU-second of their confined runs, which a hold without parking would not give them): after
-// kFirstCompareNs confined the two windows are compared.
+// kFirstCompareNs confined the two windows are compared. A start spent in one construct without
+// a mark (a long region of static loops) ends sooner (kQuietStartNs).
 //
 // A comparison of two windows one after the other can read a change of phase: Debian's enfuse
 // (libgomp) makes its marks in bursts between long regions of static loops, and its start and
@@ -65,6 +66,17 @@ public:
     // A probe runs the job on all its CPUs: with 30 ms probes after 0.1, 0.3 and 0.7 s, a 0.8 s
     // task program throttled to one CPU used 1.13 instead of 1.02; these cost it about 2%.
     static constexpr std::uint64_t kStartNs = 100'000'000;
+    // A start whose job has run inside a parallel construct for kQuietStartNs without a mark
+    // ends then. What the start is for, a short hand-over-bound program, makes marks at its
+    // hand-overs; a long region of static loops makes none (GraphicsMagick's blur: none in its
+    // first 100 ms) and runs as fast on one CPU with its threads time-shared, so its start only
+    // took the surplus CPU from the co-runner. A pipeline of ten 0.3 s `gm convert -blur` runs
+    // at allotment 1 used 1.23-1.30 CPUs with the full start, 1.10-1.16 with this, and 1.04
+    // with no start at all (APSHIM_CONFINE_CHECK=0). A start that has made no mark could not be
+    // compared anyway (fewer than kMinProbeMarks), so the job meets its first probe as before;
+    // what it loses is a hand-over phase that begins after 40 ms of markless construct and
+    // within the start's 100 ms, which is then found by its first probe instead of by the start.
+    static constexpr std::uint64_t kQuietStartNs = 40'000'000;
     static constexpr std::uint64_t kFirstCompareNs = 50'000'000;
     static constexpr std::uint64_t kFirstProbeNs = 250'000'000;
     static constexpr std::uint64_t kMaxRefNs = 1'600'000'000;
@@ -182,6 +194,7 @@ private:
     std::uint64_t look_ns_ = kLookMinNs;
     std::uint32_t look_seed_ = 12345;
     bool started_ = false;        // the start is over (once per job)
+    std::uint64_t quiet_since_ = 0;  // the start: the first cycle end in a construct, without a mark so far (0: none)
     bool start_pending_ = false;  // probe_ holds the start's window, not yet compared
     bool first_hold_now_ = false;
     bool probe_ended_ = false;

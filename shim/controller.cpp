@@ -458,6 +458,10 @@ void Controller::cycle(std::uint64_t now) noexcept {
         bool in_construct = !quiet_now(&entries);
         s.check.step(now, marks, cpu, confine::confined_cpus(), confine::restricts(usable_procs(s.procs, s.idle, opts_.use_idle), s.P),
                      markable, in_construct);
+        if (!was_start && s.check.starting()) {
+            int moved = confine::spread(s.tid);
+            log(LogLevel::debug, "confine check: the start spreads %d threads over the job's CPUs", moved);
+        }
         if (was_start && !s.check.starting())
             log(LogLevel::debug, "confine check: the start: %llu marks in %.1f ms CPU unconfined",
                 static_cast<unsigned long long>(s.check.probe_window().marks), s.check.probe_window().cpu_ns / 1e6);

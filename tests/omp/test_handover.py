@@ -9,6 +9,7 @@ its unconfined start with its first 50 ms confined. Without the check (APSHIM_CO
 and the waiter spins out whole time slices (spins per hand-over, a count). clang builds yield at
 the flush instead (kmp_hooks.cpp), so confinement costs them little: only the answer is checked
 there. Same answer as natively in every run."""
+import re
 import sys
 
 from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus, stdout_words
@@ -54,11 +55,17 @@ if gcc:
     native_s = shim.run(start_args, shim.env(preload=False), timeout=60)
     orders = []
     for attempt in range(3):
-        env_s = shim.env(P=2, gat=shim.path(f"throttled-s{attempt}"), trace=shim.path(f"trace-start{attempt}-%p.csv"))
+        env_s = shim.env(P=2, gat=shim.path(f"throttled-s{attempt}"), trace=shim.path(f"trace-start{attempt}-%p.csv"),
+                         APSHIM_LOG="debug")
         with CoRunner(shim, env_s, 2):
             rs = shim.run(start_args, env_s, timeout=90)
         check.expect(rs.returncode == 0 and parse(rs.stdout)[0] == parse(native_s.stdout)[0],
                      f"throttled, no warm-up: the native answer ({rs.stdout.strip()})")
+        # The start moves the main thread and the team's worker apart (confine::spread): the kernel
+        # may have left them on one CPU, where the start would read them as slow as confined.
+        spread = re.search(r"the start spreads (\d+) threads", rs.stderr)
+        check.expect(spread is not None and int(spread.group(1)) >= 2,
+                     f"throttled, no warm-up: the start spread the team's threads over the CPUs ({spread and spread.group(0)})")
         orders.append(phases_in_order(shim.trace_rows(f"trace-start{attempt}-"))[:6])
         if orders[-1][:4] == ["start", "confined", "confirm", "handover"]:
             break

@@ -96,6 +96,58 @@ TEST_CASE("confine_check: a start without progress leaves the job to its first p
             ConfineCheck::kStartNs + ConfineCheck::kFirstProbeNs + ConfineCheck::kProbeNs + kConfirmNs + 3 * kCycle);
 }
 
+TEST_CASE("confine_check: a start spent in a construct without marks ends early", "[confine_check]") {
+    // GraphicsMagick's blur: 10 ms of serial decoding, then one long region of static loops on
+    // both CPUs, no marks. Confined once the construct has gone kQuietStartNs without a mark.
+    ConfineCheck check;
+    std::uint64_t now = 0;
+    bool confined = false;
+    int cycles = 0;
+    for (; cycles < 40 && !confined; ++cycles) {
+        now += kCycle;
+        bool in_construct = now > 10'000'000;
+        confined = check.step(now, 0, in_construct ? 2 * kCycle : kCycle, 0, true, true, in_construct);
+        if (!confined && cycles > 0) REQUIRE(check.starting());
+    }
+    REQUIRE(confined);
+    REQUIRE(check.phase() == Phase::confined);
+    // 10 ms serial, then the first cycle end in the construct, then kQuietStartNs.
+    REQUIRE(now >= 10'000'000 + ConfineCheck::kQuietStartNs);
+    REQUIRE(now <= 10'000'000 + ConfineCheck::kQuietStartNs + 2 * kCycle);
+    REQUIRE(now < ConfineCheck::kStartNs);
+}
+
+TEST_CASE("confine_check: a start with marks, or in serial code, runs its whole length", "[confine_check]") {
+    // A mark in the construct (a hand-over) keeps the start going, as does serial code (it uses
+    // one CPU: the start costs the co-runner nothing there), and a construct left and entered
+    // again starts its quiet time anew.
+    struct Shape {
+        const char* what;
+        bool (*in_construct)(std::uint64_t now);
+        std::uint64_t (*marks)(std::uint64_t now);
+    };
+    const Shape shapes[] = {
+        {"one mark at 30 ms", [](std::uint64_t) { return true; },
+         [](std::uint64_t now) -> std::uint64_t { return now == 30'000'000 ? 1 : 0; }},
+        {"serial set-up", [](std::uint64_t) { return false; }, [](std::uint64_t) -> std::uint64_t { return 0; }},
+        {"regions of 30 ms with 5 ms between", [](std::uint64_t now) { return now % 35'000'000 != 0; },
+         [](std::uint64_t) -> std::uint64_t { return 0; }},
+    };
+    for (const Shape& shape : shapes) {
+        INFO(shape.what);
+        ConfineCheck check;
+        std::uint64_t now = 0;
+        int start_cycles = 0;
+        for (bool confined = false; !confined && start_cycles < 100;) {
+            now += kCycle;
+            confined = check.step(now, shape.marks(now), 2 * kCycle, 0, true, true, shape.in_construct(now));
+            if (!confined) ++start_cycles;
+        }
+        REQUIRE(now >= ConfineCheck::kStartNs);
+        REQUIRE(now <= ConfineCheck::kStartNs + kCycle);
+    }
+}
+
 TEST_CASE("confine_check: a compute-bound job stays confined, probed ever more rarely", "[confine_check]") {
     Job job(10, 11);  // the same progress per CPU-second either way (10% from context switches)
     int probes = 0, unconfined = 0;
