@@ -64,7 +64,7 @@ void release(bool spread = false) noexcept;
 // release(true) does. The kernel can leave the threads of a job that just started on one CPU for
 // its whole start (a waiter is woken where its waker runs), and then the start, which is the
 // job's first probe, reads them as slow as confined: LLVM's omp_for_collapse (clang) throttled
-// made 13 thousand marks in its start in 1 run of 20 and 66-123 thousand in 10, against
+// made 13 thousand marks in its start in 1 run of 20 and 66-123 thousand in 11, against
 // 135-192 thousand in all 20 with the spread (docs/enforcement.md, thirty-second session).
 // Returns how many threads it moved.
 int spread(pid_t skip_tid) noexcept;
