@@ -360,6 +360,16 @@ bool restricts(const gat::ProcSet& procs, int P) noexcept {
     return mask_for(procs, P, mask) && CPU_COUNT(&mask) > 0 && !CPU_EQUAL(&mask, &g_original);
 }
 
+// Thread `tid` onto `cpu` alone for a moment (the kernel moves it there at once), then onto the
+// original mask, where it stays on that CPU until the kernel has a reason to move it: a spread.
+static void move_through(pid_t tid, int cpu) noexcept {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    set_mask(tid, one);
+    set_mask(tid, g_original);
+}
+
 void release(bool spread) noexcept {
     if (!active()) return;
     // Spread: the CPUs just freed first, then the others, in topology order.
@@ -378,13 +388,10 @@ void release(bool spread) noexcept {
     for (pid_t tid : list_threads()) {
         cpu_set_t m;
         if (!get_mask(tid, m) || !CPU_EQUAL(&m, &g_last) || narrowed_at(tid, narrowed) < narrowed) continue;
-        if (!order.empty()) {  // one CPU for a moment: the kernel moves the thread there at once
-            cpu_set_t one;
-            CPU_ZERO(&one);
-            CPU_SET(order[next++ % order.size()], &one);
-            set_mask(tid, one);
-        }
-        set_mask(tid, g_original);
+        if (!order.empty())
+            move_through(tid, order[next++ % order.size()]);
+        else
+            set_mask(tid, g_original);
     }
     g_threads.clear();
     g_confined_cpus.store(0, std::memory_order_relaxed);
@@ -404,11 +411,7 @@ int spread(pid_t skip_tid) noexcept {
     for (pid_t tid : list_threads()) {
         cpu_set_t m;
         if (tid == skip_tid || !get_mask(tid, m) || !CPU_EQUAL(&m, &g_original)) continue;  // the program's own
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(g_cpu_order[next++ % g_cpu_order.size()], &one);
-        set_mask(tid, one);
-        set_mask(tid, g_original);
+        move_through(tid, g_cpu_order[next++ % g_cpu_order.size()]);
     }
     g_active.store(false, std::memory_order_release);
     return static_cast<int>(next);
