@@ -38,6 +38,9 @@ REAL_TESTS = os.path.join(HERE, "..", "tests", "real")
 sys.path.insert(0, REAL_TESTS)
 
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+# The Python that runs tests/real's NumPy, scikit-learn and OpenCV work: Debian's, unless
+# BENCH_PYTHON names another (a machine whose scikit-learn lives in a virtual environment).
+PYTHON = os.environ.get("BENCH_PYTHON", "/usr/bin/python3")
 NUMPY_ARGS = {False: ["2800", "6", "4000000"], True: ["1200", "4", "600000"]}
 SKLEARN_ARGS = {False: ["60000", "150"], True: ["20000", "60"]}
 OPENCV_ROUNDS = {False: "12", True: "4"}
@@ -130,9 +133,9 @@ def prepare(folder, quick):
 
 
 def run_work(kind, script, args, env):
-    """tests/real/<script> ARGS under Debian's python: (its last line less the time, or
+    """tests/real/<script> ARGS under PYTHON: (its last line less the time, or
     "<kind> checksum=none", the CompletedProcess)."""
-    r = subprocess.run(["/usr/bin/python3", os.path.join(REAL_TESTS, script)] + args, env=env, stdout=subprocess.PIPE,
+    r = subprocess.run([PYTHON, os.path.join(REAL_TESTS, script)] + args, env=env, stdout=subprocess.PIPE,
                        text=True)
     last = (r.stdout.strip().splitlines() or [""])[-1]
     return (last.split(" time_s=")[0] if "checksum=" in last else f"{kind} checksum=none"), r

@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# Runs bench scenarios on the lent 16-core machine with what bench/scripts/device_pack.sh packed
-# into .dev (carried there). From the repository's root, as root (it installs gm and flexbar
-# wrappers into /usr/bin where those are missing, as bench/real_job.py calls them there):
-#   bash bench/scripts/device_run.sh BUDGET_S SCENARIO [SCENARIO...]
+# Runs bench scenarios and peer checks on the lent 16-core machine with what
+# bench/scripts/device_pack.sh packed into .dev (carried there). From the repository's root, as
+# root (it installs gm and flexbar wrappers into /usr/bin where those are missing, as
+# bench/real_job.py calls them there):
+#   bash bench/scripts/device_run.sh BUDGET_S STEP [STEP...]
 #   EXTRA="--reps 3 --configs native,static,apshim" BENCH_REPEAT=4 bash bench/scripts/device_run.sh 480 real_gm_gm
-# Each scenario runs through bench/run.py at P = the machine's CPUs, while BUDGET_S lasts (one
-# that would start with under 40 s left is skipped, said in the log). Results: $OUT/results.tar.gz
-# (refreshed after each scenario, so a run cut short still brings back what finished), the log
-# with the machine's description: $OUT/log.txt. Without $OUT (a try on this machine): ./.dev/out.
+# A STEP is one of:
+#   SCENARIO          bench/run.py SCENARIO at P = the machine's CPUs ($EXTRA appended)
+#   throttle:SUITE    tests/peer/compare.py on .dev/peer/SUITE (its manifest.txt), each case natively
+#                     and under the shim at allotment 1 (P-1 stand-in co-runners): outcome and CPUs
+#   throttle:real     the same for real programs, output compared with the native run's: gm blur
+#                     and, where this machine's Python has it, scikit-learn
+#   pairs:npb         tests/peer/pairs.py on NAS pairs (class A), native / static / apshim
+#   pairs:bots        the same on BOTS pairs (health + sort, fft + sparselu: the issue's stalls)
+#   pairs:sklearn     two scikit-learn fits (this machine's Python) side by side
+# Steps run in order while BUDGET_S lasts (one that would start with under 40 s left is skipped,
+# said in the log); each is bounded by what is left. Results: $OUT/results.tar.gz (refreshed after
+# each step, so a run cut short still brings back what finished) and $OUT/log.txt with the
+# machine's description. Without $OUT (a try on this machine): ./.dev/out.
 set -u
 cd "$(dirname "$0")/../.."
-[ $# -ge 2 ] || { echo "usage: $0 BUDGET_S SCENARIO..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 BUDGET_S STEP..." >&2; exit 2; }
 BUDGET=$1; shift
 START=$(date +%s)
 R=$PWD
@@ -32,20 +42,69 @@ for p in gm flexbar; do
 done
 font=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 [ -e $font ] || { mkdir -p "$(dirname $font)" && cp .dev/fonts/DejaVuSans.ttf $font 2>/dev/null; }
+# A Python with scikit-learn, for the steps that use it (Debian's, else a virtual environment's).
+PY=
+for p in /usr/bin/python3 python3; do
+  if "$p" -c 'import sklearn' 2>/dev/null; then PY=$(command -v "$p"); break; fi
+done
+export BENCH_PYTHON=${PY:-/usr/bin/python3}
+CPUS=$(nproc)
 {
   echo "== machine"; nproc; uname -a; head -2 /etc/os-release; lscpu | grep -E 'Model name|^CPU\(s\)|Thread|NUMA node\(s\)'
   echo "apshim packed at: $(cat .dev/commit 2>/dev/null)"; echo "missing libraries:"
   ldd .dev/build/shim/libapshim.so .dev/bin/gm .dev/bin/flexbar | grep 'not found' || echo "  none"
   /usr/bin/gm version | head -1; /usr/bin/flexbar --version 2>&1 | sed -n 2p
+  echo "python with scikit-learn: ${PY:-none}"
+  [ -n "$PY" ] && "$PY" -c 'import sklearn, numpy; print("scikit-learn", sklearn.__version__, "numpy", numpy.__version__)'
 } >> "$LOG" 2>&1
 RES=$DEV/results
 mkdir -p "$RES"
+THROTTLE="--P $CPUS --corunner $CPUS --corunners $((CPUS - 1)) --no-trace --reps 1"
+
+step() {  # STEP SECONDS_LEFT
+  local s=$1 left=$2 peer=$R/.dev/peer
+  case $s in
+    throttle:real)
+      local in=$DEV/real m=$DEV/real.manifest
+      python3 bench/real_job.py prepare "$in" --quick
+      echo "gm-blur $R/tests/peer/same_output.sh gm /usr/bin/gm convert $in/in.ppm -blur 0x24 -blur 0x24 -blur 0x24 ppm:-" > "$m"
+      [ -n "$PY" ] && echo "sklearn-hgb $R/tests/peer/same_output.sh sk $PY $R/tests/real/sklearn_work.py 20000 60" >> "$m"
+      timeout "$left" python3 tests/peer/compare.py .dev/build "$R" --manifest "$m" --timeout 60 $THROTTLE \
+        --results "$RES/throttle-real.md" --title "real programs at allotment 1 of $CPUS" ;;
+    throttle:*)
+      local suite=${s#throttle:}
+      timeout "$left" python3 tests/peer/compare.py .dev/build "$peer/$suite" --manifest "$peer/$suite/manifest.txt" \
+        --timeout 40 $THROTTLE --results "$RES/throttle-$suite.md" --title "$suite at allotment 1 of $CPUS" ;;
+    pairs:npb)
+      local a=()
+      for cc in clang gcc; do
+        a+=(--pair "ep.A+cg.A $cc" "npb-$cc/verify.sh npb-$cc/bin/ep.A" "npb-$cc/verify.sh npb-$cc/bin/cg.A")
+        a+=(--pair "mg.A+ft.A $cc" "npb-$cc/verify.sh npb-$cc/bin/mg.A" "npb-$cc/verify.sh npb-$cc/bin/ft.A")
+        a+=(--pair "ep.A+bt.W $cc" "npb-$cc/verify.sh npb-$cc/bin/ep.A" "npb-$cc/verify.sh npb-$cc/bin/bt.W")
+      done
+      timeout "$left" python3 tests/peer/pairs.py .dev/build --cwd "$peer" --reps 3 --timeout 60 --out "$RES/pairs-npb" "${a[@]}" ;;
+    pairs:bots)
+      local b=bots-clang/verify.sh i=bots-clang/inputs
+      timeout "$left" python3 tests/peer/pairs.py .dev/build --cwd "$peer" --reps 3 --timeout 60 --out "$RES/pairs-bots" \
+        --pair "health+sort clang" "$b bots-clang/bin/health.clang.omp-tasks-manual -f $i/health/small.input -c" \
+                                   "$b bots-clang/bin/sort.clang.omp-tasks -n 8388608 -c" \
+        --pair "fft+sparselu clang" "$b bots-clang/bin/fft.clang.omp-tasks -n 2097152 -c" \
+                                    "$b bots-clang/bin/sparselu.clang.single-omp-tasks -n 40 -m 32 -c" ;;
+    pairs:sklearn)
+      [ -n "$PY" ] || { echo "no Python with scikit-learn here"; return 1; }
+      timeout "$left" python3 tests/peer/pairs.py .dev/build --cwd "$R" --reps 2 --timeout 25 --out "$RES/pairs-sklearn" \
+        --pair "sklearn+sklearn" "$PY tests/real/sklearn_work.py 60000 150" "$PY tests/real/sklearn_work.py 60000 150" ;;
+    *)
+      # shellcheck disable=SC2086  # EXTRA holds several arguments
+      timeout "$left" python3 bench/run.py "$s" --build .dev/build --out "$RES/$s" $EXTRA ;;
+  esac
+}
+
 for s in "$@"; do
   left=$(( BUDGET - ($(date +%s) - START) ))
   if [ $left -lt 40 ]; then echo "== skip $s: $left s left" >> "$LOG"; continue; fi
   echo "== $s, $left s left" >> "$LOG"
-  # shellcheck disable=SC2086  # EXTRA holds several arguments
-  timeout "$left" python3 bench/run.py "$s" --build .dev/build --out "$RES/$s" $EXTRA >> "$LOG" 2>&1
+  step "$s" "$left" >> "$LOG" 2>&1
   echo "rc $? after $(( $(date +%s) - START )) s" >> "$LOG"
   tar -C "$RES" -czf "$OUT/results.tar.gz" .
 done

@@ -4,7 +4,7 @@ must be equal. Third-party code is never part of this repository: build the suit
 (see tests/peer/README.md) and point this script at it.
 
     tests/peer/compare.py BUILD_DIR TEST_DIR [--glob 'test_*'] [--manifest FILE]
-                          [--timeout 300] [--reps 1] [--P N] [--corunner DESIRE]
+                          [--timeout 300] [--reps 1] [--P N] [--corunner DESIRE [--corunners K]]
                           [--shim-env VAR=VALUE ...] [--results FILE.md] [--title TEXT]
                           [--only PATTERN] [--logs DIR] [--no-trace]
 
@@ -19,7 +19,12 @@ allotments it applied, the busy fraction it measured. --P sets APSHIM_P (the tab
 count; above the core count libtbb is shown that many CPUs, so it creates that many threads).
 --corunner D starts build/tests/programs/gat_job D in the same table for the duration of each
 shim run, a stand-in job that desires D processors and uses no CPU, so the test's allotment is
-held below its thread count and the shim throttles.
+held below its thread count and the shim throttles. --corunners K starts K of them: on P cores,
+`--P P --corunner P --corunners P-1` gives the test allotment 1 (DP shares the table equally).
+
+Each run's CPU use (its CPU seconds over its wall time, from the kernel's accounting of the
+finished process and every descendant it waited for) is reported beside its time: under a
+co-runner it shows whether the allotment held (at allotment 1, about 1 or less).
 
 Verdict per case: `same` when every run had the same outcome; `flaky natively` when the
 native runs disagree among themselves and the shim runs show no outcome the native runs did
@@ -32,6 +37,7 @@ import fnmatch
 import glob
 import os
 import re
+import resource
 import shlex
 import shutil
 import signal
@@ -67,8 +73,15 @@ def load_cases(args):
     return [(os.path.relpath(t, args.test_dir), {}, [t]) for t in tests]
 
 
+def children_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run(argv, env, timeout):
-    """Outcome ('pass', 'fail(N)', 'signal(NAME)', 'timeout'), seconds, stderr."""
+    """Outcome ('pass', 'fail(N)', 'signal(NAME)', 'timeout'), seconds, stderr, CPUs used (CPU
+    seconds over wall seconds)."""
+    cpu0 = children_cpu_s()
     t = time.monotonic()
     p = subprocess.Popen(argv, env=env, cwd=os.path.dirname(argv[0]), stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
@@ -78,7 +91,10 @@ def run(argv, env, timeout):
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         _, err = p.communicate()
-        return "timeout", time.monotonic() - t, err
+        dt = time.monotonic() - t
+        return "timeout", dt, err, (children_cpu_s() - cpu0) / dt
+    dt = time.monotonic() - t
+    cpus = (children_cpu_s() - cpu0) / dt if dt > 0 else 0.0
     rc = p.returncode
     if rc == 0:
         out = "pass"
@@ -86,7 +102,7 @@ def run(argv, env, timeout):
         out = f"signal({signal.Signals(-rc).name})"
     else:
         out = f"fail({rc})"
-    return out, time.monotonic() - t, err
+    return out, dt, err, cpus
 
 
 def trace_summary(folder):
@@ -125,6 +141,7 @@ def main():
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--P", type=int, default=None)
     ap.add_argument("--corunner", type=int, default=None, metavar="DESIRE")
+    ap.add_argument("--corunners", type=int, default=1, metavar="K", help="how many co-runners (default 1)")
     ap.add_argument("--shim-env", action="append", default=[], metavar="VAR=VALUE")
     ap.add_argument("--no-trace", action="store_true")
     ap.add_argument("--results", default=None)
@@ -153,12 +170,13 @@ def main():
             with open(os.path.join(args.logs, fn), "w") as f:
                 f.write(f"{out}\n{err}")
     for i, (name, cenv, argv) in enumerate(cases):
-        native, shim, tn, ts, traces = [], [], 0.0, 0.0, []
+        native, shim, tn, ts, traces, cn, cs = [], [], 0.0, 0.0, [], [], []
         for rep in range(args.reps):
-            out, dt, err = run(argv, dict(base, **cenv), args.timeout)
+            out, dt, err, cpus = run(argv, dict(base, **cenv), args.timeout)
             keep(name, "native", rep, out, err)
             native.append(out)
             tn += dt
+            cn.append(cpus)
             tmp = tempfile.mkdtemp(prefix="apshim-peer-")
             env = dict(base, **cenv, LD_PRELOAD=lib, APSHIM_GAT=os.path.join(tmp, "gat"))
             if not args.no_trace:
@@ -168,19 +186,21 @@ def main():
             for kv in args.shim_env:
                 k, v = kv.split("=", 1)
                 env[k] = v
-            co = None
+            co = []
             if args.corunner:
                 co_env = {k: v for k, v in env.items() if k not in ("LD_PRELOAD", "APSHIM_TRACE")}
-                co = subprocess.Popen([gat_job, str(args.corunner), str(10 * 1000 * (args.timeout + 60))], env=co_env,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                time.sleep(0.05)  # let it join first
-            out, dt, err = run(argv, env, args.timeout)
-            if co:
-                co.kill()
-                co.wait()
+                co = [subprocess.Popen([gat_job, str(args.corunner), str(10 * 1000 * (args.timeout + 60))], env=co_env,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                      for _ in range(args.corunners)]
+                time.sleep(0.05 + 0.01 * len(co))  # let them join first
+            out, dt, err, cpus = run(argv, env, args.timeout)
+            for c in co:
+                c.kill()
+                c.wait()
             keep(name, "shim", rep, out, err)
             shim.append(out)
             ts += dt
+            cs.append(cpus)
             traces.append(trace_summary(tmp))
             for line in err.splitlines():
                 if line.startswith("apshim["):
@@ -196,26 +216,28 @@ def main():
         amax = max((t[2] for t in traces if t[0]), default=0)
         busy = max((t[3] for t in traces), default=0.0)
         hand = sum(t[4] for t in traces)
-        rows.append((name, native, shim, v, tn / args.reps, ts / args.reps, cyc, amin, amax, busy, hand))
+        rows.append((name, native, shim, v, tn / args.reps, ts / args.reps, max(cn), max(cs), cyc, amin, amax, busy, hand))
         show = lambda o: o[0] if len(set(o)) == 1 else ",".join(o)
         print(f"[{i + 1}/{len(cases)}] {name:<48} native {show(native):<10} shim {show(shim):<10} {v:<14} "
-              f"{tn / args.reps:6.1f}s {ts / args.reps:6.1f}s cycles {cyc} allot {amin}-{amax} busy {busy:.2f} handover {hand}", flush=True)
+              f"{tn / args.reps:6.1f}s {ts / args.reps:6.1f}s CPUs {max(cn):.2f} {max(cs):.2f} "
+              f"cycles {cyc} allot {amin}-{amax} busy {busy:.2f} handover {hand}", flush=True)
     npass = sum(all(o == "pass" for o in r[1]) for r in rows)
     spass = sum(all(o == "pass" for o in r[2]) for r in rows)
-    attached = sum(r[6] > 0 for r in rows)
+    attached = sum(r[8] > 0 for r in rows)
     summary = (f"{len(rows)} cases x {args.reps} runs each way; passed in every run natively: {npass}, "
                f"under the shim: {spass}; differing (DIFF): {len(differ)} {differ}; flaky natively: "
                f"{len(flaky)} {flaky}; shim controller traced in {attached} cases")
     print(summary)
     if args.results:
-        opts = f"APSHIM_P={args.P or '(default)'}" + (f", co-runner desire {args.corunner}" if args.corunner else "") + \
+        co = f", {args.corunners} co-runners" if args.corunners > 1 else ", co-runner"
+        opts = f"APSHIM_P={args.P or '(default)'}" + (f"{co} desire {args.corunner}" if args.corunner else "") + \
                "".join(f", {kv}" for kv in args.shim_env) + f", timeout {args.timeout} s, reps {args.reps}"
         lines = [f"## {args.title or os.path.basename(args.test_dir)}", "", opts, "", summary, "",
-                 "| case | native | under the shim | verdict | native s | shim s | shim cycles | allotment | max busy | unconfined cycles (hand-over bound) |",
-                 "|---|---|---|---|---:|---:|---:|---|---:|---:|"]
+                 "| case | native | under the shim | verdict | native s | shim s | native CPUs | shim CPUs | shim cycles | allotment | max busy | unconfined cycles (hand-over bound) |",
+                 "|---|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
         fmt = lambda o: o[0] if len(set(o)) == 1 else " ".join(o)
-        lines += [f"| {n} | {fmt(a)} | {fmt(b)} | {v} | {x:.1f} | {y:.1f} | {c} | {lo}-{hi} | {bz:.2f} | {h} |"
-                  for n, a, b, v, x, y, c, lo, hi, bz, h in rows]
+        lines += [f"| {n} | {fmt(a)} | {fmt(b)} | {v} | {x:.1f} | {y:.1f} | {pn:.2f} | {ps:.2f} | {c} | {lo}-{hi} | {bz:.2f} | {h} |"
+                  for n, a, b, v, x, y, pn, ps, c, lo, hi, bz, h in rows]
         if notes:
             lines += ["", "Shim messages on stderr:", ""]
             lines += [f"- {n}: " + "; ".join(sorted(m)) for n, m in sorted(notes.items())]
