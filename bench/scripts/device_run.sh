@@ -11,9 +11,12 @@
 #                     and under the shim at allotment 1 (P-1 stand-in co-runners): outcome and CPUs
 #   throttle:real     the same for real programs, output compared with the native run's: gm blur
 #                     and, where this machine's Python has it, scikit-learn
+#   throttle:issue    issue #13's yardstick at allotment 1: NPB EP.W (clang, gcc) and the full-size
+#                     gm blur (1600x1200), long enough that the job's start weighs little
 #   pairs:npb         tests/peer/pairs.py on NAS pairs (class A), native / static / apshim
 #   pairs:bots        the same on BOTS pairs (health + sort, fft + sparselu: the issue's stalls)
 #   pairs:sklearn     two scikit-learn fits (this machine's Python) side by side
+#   pairs:sklearn-dyn the same, static against apshim and apshim with OMP_DYNAMIC=true
 # Steps run in order while BUDGET_S lasts (one that would start with under 40 s left is skipped,
 # said in the log); each is bounded by what is left. Results: $OUT/results.tar.gz (refreshed after
 # each step, so a run cut short still brings back what finished) and $OUT/log.txt with the
@@ -71,6 +74,16 @@ step() {  # STEP SECONDS_LEFT
       [ -n "$PY" ] && echo "sklearn-hgb $R/tests/peer/same_output.sh sk $PY $R/tests/real/sklearn_work.py 20000 60" >> "$m"
       timeout "$left" python3 tests/peer/compare.py .dev/build "$R" --manifest "$m" --timeout 60 $THROTTLE \
         --results "$RES/throttle-real.md" --title "real programs at allotment 1 of $CPUS" ;;
+    throttle:issue)
+      local in=$DEV/real-full m=$DEV/issue.manifest
+      python3 bench/real_job.py prepare "$in"
+      {
+        echo "gm-blur-1600x1200 $R/tests/peer/same_output.sh gmfull /usr/bin/gm convert $in/in.ppm -blur 0x24 -blur 0x24 -blur 0x24 ppm:-"
+        echo "ep.W-clang $peer/npb-clang/verify.sh $peer/npb-clang/bin/ep.W"
+        echo "ep.W-gcc $peer/npb-gcc/verify.sh $peer/npb-gcc/bin/ep.W"
+      } > "$m"
+      timeout "$left" python3 tests/peer/compare.py .dev/build "$R" --manifest "$m" --timeout 60 $THROTTLE \
+        --results "$RES/throttle-issue.md" --title "issue #13's yardstick at allotment 1 of $CPUS" ;;
     throttle:*)
       local suite=${s#throttle:}
       timeout "$left" python3 tests/peer/compare.py .dev/build "$peer/$suite" --manifest "$peer/$suite/manifest.txt" \
@@ -93,6 +106,11 @@ step() {  # STEP SECONDS_LEFT
     pairs:sklearn)
       [ -n "$PY" ] || { echo "no Python with scikit-learn here"; return 1; }
       timeout "$left" python3 tests/peer/pairs.py .dev/build --cwd "$R" --reps 2 --timeout 25 --out "$RES/pairs-sklearn" \
+        --pair "sklearn+sklearn" "$PY tests/real/sklearn_work.py 60000 150" "$PY tests/real/sklearn_work.py 60000 150" ;;
+    pairs:sklearn-dyn)
+      [ -n "$PY" ] || { echo "no Python with scikit-learn here"; return 1; }
+      timeout "$left" python3 tests/peer/pairs.py .dev/build --cwd "$R" --reps 2 --timeout 25 --out "$RES/pairs-sklearn-dyn" \
+        --configs static,apshim,apshim-dynamic \
         --pair "sklearn+sklearn" "$PY tests/real/sklearn_work.py 60000 150" "$PY tests/real/sklearn_work.py 60000 150" ;;
     *)
       # shellcheck disable=SC2086  # EXTRA holds several arguments

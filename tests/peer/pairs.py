@@ -3,12 +3,14 @@
 compare.py's suites are), natively, statically split and under the shim, interleaved.
 
     tests/peer/pairs.py BUILD_DIR --pair NAME 'CMD A' 'CMD B' [--pair ...] [--reps 3]
-                        [--cwd DIR] [--out DIR] [--timeout 300]
+                        [--cwd DIR] [--out DIR] [--timeout 300] [--configs native,static,apshim]
 
 Configurations, each repetition running all of them in a rotating order:
   native  both programs as they are (each starts one OpenMP thread per CPU)
   static  OMP_NUM_THREADS = CPUs / 2 each: what a user splitting the machine by hand would do
   apshim  both with BUILD_DIR/shim/libapshim.so preloaded, sharing one fresh table (APSHIM_P = CPUs)
+  apshim-dynamic  the same with OMP_DYNAMIC=true: programs that allow OpenMP's dynamic adjustment
+          (not by default: --configs)
 
 Both jobs start together; a job's response time runs from that start to its exit. A run counts only
 if both commands exit 0 (wrap/verify.sh makes a failed verification an exit status). Writes
@@ -25,14 +27,16 @@ import sys
 import tempfile
 import time
 
-CONFIGS = ["native", "static", "apshim"]
+CONFIGS = ["native", "static", "apshim", "apshim-dynamic"]
 
 
 def env_for(config, build, cpus, table):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_") and k not in ("LD_PRELOAD", "OMP_NUM_THREADS")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_") and k not in ("LD_PRELOAD", "OMP_NUM_THREADS", "OMP_DYNAMIC")}
     if config == "static":
         env["OMP_NUM_THREADS"] = str(max(1, cpus // 2))
-    elif config == "apshim":
+    elif config.startswith("apshim"):
+        if config == "apshim-dynamic":
+            env["OMP_DYNAMIC"] = "true"
         env["LD_PRELOAD"] = os.path.join(build, "shim", "libapshim.so")
         env["APSHIM_GAT"] = table
         env["APSHIM_P"] = str(cpus)
@@ -71,7 +75,11 @@ def main():
     ap.add_argument("--cwd", default=os.getcwd())
     ap.add_argument("--out", default="pairs-out")
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--configs", default="native,static,apshim", help="from " + ",".join(CONFIGS))
     args = ap.parse_args()
+    configs = args.configs.split(",")
+    if not configs or set(configs) - set(CONFIGS):
+        sys.exit(f"--configs: choose from {','.join(CONFIGS)}")
     build = os.path.abspath(args.build)
     if not os.path.exists(os.path.join(build, "shim", "libapshim.so")):
         sys.exit(f"{build}/shim/libapshim.so not built")
@@ -80,7 +88,7 @@ def main():
     rows = []
     for name, a, b in args.pair:
         for rep in range(args.reps):
-            order = CONFIGS[rep % len(CONFIGS):] + CONFIGS[:rep % len(CONFIGS)]
+            order = configs[rep % len(configs):] + configs[:rep % len(configs)]
             for config in order:
                 res = run_pair([a, b], config, build, cpus, args.cwd, args.timeout)
                 for job, (secs, rc) in zip("AB", res):
@@ -95,7 +103,7 @@ def main():
              "|---|---|---:|---:|---:|---:|"]
     for name, a, b in args.pair:
         base = None
-        for config in CONFIGS:
+        for config in configs:
             runs = {}
             for r in rows:
                 if r["pair"] == name and r["config"] == config:
