@@ -67,6 +67,13 @@ struct Controller::Impl {
     std::uint32_t runtimes = 0;
     bool quiet_seen = false;        // the previous poll found the job quiet ...
     std::uint64_t quiet_entries = 0;  // ... with this Activity::entries total (kept while lent)
+    // The row's change counter as read just before the table state the job holds now was read
+    // (first_allotment, cycle, follow_table, lend, reclaim): cycle_loop waits for a change from
+    // this value, so a co-runner's DP run between that read of the table and the wait is followed
+    // at once. Read at the wait instead, such a change went unseen until the next cycle (once in
+    // a loaded test run: a co-runner that joined just after first_allotment's update confined the
+    // job only at its 10 s cycle, omp.gcc.follow).
+    std::uint32_t seen = 0;
 };
 
 // The processors the job's threads may run on: its own and, with APSHIM_USE_IDLE, the ones no job
@@ -268,6 +275,7 @@ bool Controller::join_table() noexcept {
 void Controller::first_allotment() noexcept {
     Impl& s = *impl_;
     if (!opts_.trace.empty()) s.trace.open(opts_.trace);
+    s.seen = s.table->changes(s.slot);
     s.allotment = std::max(1, s.table->update(s.slot, s.P, s.P, s.cycle_ns));
     s.desire = s.usage = s.P;
     read_others();
@@ -305,7 +313,9 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
     for (;;) {
         int slot = s.slot;  // update() may move us to another row (re-join)
         cycling_slot_.store(slot, std::memory_order_release);
-        std::uint32_t seen = s.table->changes(slot);  // before the check: shutdown() stops, then bumps
+        // Read before the check (shutdown() stops, then bumps), and before the table state we hold
+        // was read (Impl::seen).
+        std::uint32_t seen = s.seen;
         if (stopping_.load(std::memory_order_acquire)) break;
         g.unlock();
         std::uint64_t before = now_ns();
@@ -424,7 +434,9 @@ void Controller::cycle(std::uint64_t now) noexcept {
     follow_quota(now);
     s.runtimes = 0;
     for (int i = 0; i < n; ++i) s.runtimes |= runtime_bit(list[i]->name());
+    std::uint32_t seen = s.table->changes(s.slot);
     int a = s.table->update(s.slot, publish, publish_usage, s.cycle_ns, &s.procs, s.runtimes, &s.idle);
+    if (a > 0) s.seen = seen;
     read_others();
     if (s.table->processors() != s.P) {  // a job of this table followed a quota change
         s.P = s.table->processors();
@@ -552,8 +564,10 @@ void Controller::apply_allotment(bool confine_now) noexcept {
 bool Controller::follow_table() noexcept {
     Impl& s = *impl_;
     gat::ProcSet procs, idle;
+    std::uint32_t seen = s.table->changes(s.slot);
     int a = s.table->current(s.slot, &procs, kFollowLockNs, &idle);
     if (a < 0) return false;
+    s.seen = seen;
     if (a == 0 || (a == s.allotment && procs == s.procs && idle == s.idle)) return true;
     s.allotment = a;
     s.procs = procs;
@@ -620,12 +634,14 @@ bool Controller::lend() noexcept {
     host_detail::g_lent.store(true);
     s.lent = true;
     gat::ProcSet procs = s.procs, idle = s.idle;
+    std::uint32_t seen = s.table->changes(s.slot);
     int a = s.table->update(s.slot, 1, 1, kFollowLockNs, &procs, s.runtimes, &idle);
     if (a <= 0) {
         host_detail::g_lent.store(false);
         s.lent = false;
         return false;
     }
+    s.seen = seen;
     s.allotment = a;
     s.procs = procs;
     s.idle = idle;
@@ -638,8 +654,10 @@ bool Controller::lend() noexcept {
 bool Controller::reclaim() noexcept {
     Impl& s = *impl_;
     gat::ProcSet procs = s.procs, idle = s.idle;
+    std::uint32_t seen = s.table->changes(s.slot);
     int a = s.table->update(s.slot, s.desire, s.usage, kFollowLockNs, &procs, s.runtimes, &idle);
     if (a < 0) return false;
+    s.seen = seen;
     s.lent = false;
     if (a > 0) {
         s.allotment = a;
