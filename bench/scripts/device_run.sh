@@ -62,7 +62,7 @@ CPUS=$(nproc)
 } >> "$LOG" 2>&1
 RES=$DEV/results
 mkdir -p "$RES"
-THROTTLE="--P $CPUS --corunner $CPUS --corunners $((CPUS - 1)) --no-trace --reps 1"
+THROTTLE="--P $CPUS --corunner $CPUS --corunners $((CPUS - 1)) --reps 1"
 
 step() {  # STEP SECONDS_LEFT
   local s=$1 left=$2 peer=$R/.dev/peer

@@ -15,7 +15,8 @@ with --manifest, one case per line `NAME [VAR=VALUE ...] PROGRAM [ARG ...]` (she
 Each case runs --reps times natively and --reps times under the shim (alternating), each shim
 run with a private table (APSHIM_GAT in a fresh temporary folder) and a trace
 (APSHIM_TRACE, one CSV per process) that shows the shim was attached: controller cycles, the
-allotments it applied, the busy fraction it measured. --P sets APSHIM_P (the table's processor
+allotments it applied, the busy fraction it measured, and how long the confinement check ran the
+job unconfined, by phase (start, probe, confirm, handover). --P sets APSHIM_P (the table's processor
 count; above the core count libtbb is shown that many CPUs, so it creates that many threads).
 --corunner D starts build/tests/programs/gat_job D in the same table for the duration of each
 shim run, a stand-in job that desires D processors and uses no CPU, so the test's allotment is
@@ -107,19 +108,32 @@ def run(argv, env, timeout):
 
 def trace_summary(folder):
     """(cycles, min allotment, max allotment, max busy, cycles the confinement check left the job
-    unconfined: `handover`) over every process's trace."""
-    cycles, allots, busy, handover = 0, [], 0.0, 0
+    unconfined: `handover`, {phase: ms}) over every process's trace. The last: the wall time the
+    check ran a throttled job unconfined (cpus 0 while confine_check says start, probe, confirm or
+    handover), by phase: what it cost the co-runners, once per CPU the job's threads then took
+    beyond its allotment (on P cores up to P - 1 CPUs each)."""
+    cycles, allots, busy, handover, unconfined = 0, [], 0.0, 0, {}
     for path in glob.glob(os.path.join(folder, "trace.*")):
         try:
             with open(path) as f:
+                last_ms = 0.0
                 for row in csv.DictReader(f):
                     cycles += 1
                     allots.append(int(row["allotment"]))
                     busy = max(busy, float(row["busy"]))
-                    handover += row.get("confine_check") == "handover"
+                    phase = row.get("confine_check")
+                    handover += phase == "handover"
+                    t = float(row["time_ms"])
+                    if row["cpus"] == "0" and phase in ("start", "probe", "confirm", "handover"):
+                        unconfined[phase] = unconfined.get(phase, 0.0) + t - last_ms
+                    last_ms = t
         except (OSError, ValueError, KeyError):
             continue
-    return cycles, (min(allots) if allots else 0), (max(allots) if allots else 0), busy, handover
+    return cycles, (min(allots) if allots else 0), (max(allots) if allots else 0), busy, handover, unconfined
+
+
+def show_unconfined(ms):
+    return " ".join(f"{k} {v:.0f}" for k, v in sorted(ms.items())) or "-"
 
 
 def verdict(native, shim):
@@ -216,11 +230,17 @@ def main():
         amax = max((t[2] for t in traces if t[0]), default=0)
         busy = max((t[3] for t in traces), default=0.0)
         hand = sum(t[4] for t in traces)
-        rows.append((name, native, shim, v, tn / args.reps, ts / args.reps, max(cn), max(cs), cyc, amin, amax, busy, hand))
+        unconf = {}
+        for t in traces:
+            for k, ms in t[5].items():
+                unconf[k] = unconf.get(k, 0.0) + ms / args.reps
+        rows.append((name, native, shim, v, tn / args.reps, ts / args.reps, max(cn), max(cs), cyc, amin, amax, busy, hand,
+                     show_unconfined(unconf)))
         show = lambda o: o[0] if len(set(o)) == 1 else ",".join(o)
         print(f"[{i + 1}/{len(cases)}] {name:<48} native {show(native):<10} shim {show(shim):<10} {v:<14} "
               f"{tn / args.reps:6.1f}s {ts / args.reps:6.1f}s CPUs {max(cn):.2f} {max(cs):.2f} "
-              f"cycles {cyc} allot {amin}-{amax} busy {busy:.2f} handover {hand}", flush=True)
+              f"cycles {cyc} allot {amin}-{amax} busy {busy:.2f} handover {hand} unconfined ms {show_unconfined(unconf)}",
+              flush=True)
     npass = sum(all(o == "pass" for o in r[1]) for r in rows)
     spass = sum(all(o == "pass" for o in r[2]) for r in rows)
     attached = sum(r[8] > 0 for r in rows)
@@ -233,11 +253,11 @@ def main():
         opts = f"APSHIM_P={args.P or '(default)'}" + (f"{co} desire {args.corunner}" if args.corunner else "") + \
                "".join(f", {kv}" for kv in args.shim_env) + f", timeout {args.timeout} s, reps {args.reps}"
         lines = [f"## {args.title or os.path.basename(args.test_dir)}", "", opts, "", summary, "",
-                 "| case | native | under the shim | verdict | native s | shim s | native CPUs | shim CPUs | shim cycles | allotment | max busy | unconfined cycles (hand-over bound) |",
-                 "|---|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
+                 "| case | native | under the shim | verdict | native s | shim s | native CPUs | shim CPUs | shim cycles | allotment | max busy | unconfined cycles (hand-over bound) | unconfined ms by phase (mean per run) |",
+                 "|---|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|"]
         fmt = lambda o: o[0] if len(set(o)) == 1 else " ".join(o)
-        lines += [f"| {n} | {fmt(a)} | {fmt(b)} | {v} | {x:.1f} | {y:.1f} | {pn:.2f} | {ps:.2f} | {c} | {lo}-{hi} | {bz:.2f} | {h} |"
-                  for n, a, b, v, x, y, pn, ps, c, lo, hi, bz, h in rows]
+        lines += [f"| {n} | {fmt(a)} | {fmt(b)} | {v} | {x:.1f} | {y:.1f} | {pn:.2f} | {ps:.2f} | {c} | {lo}-{hi} | {bz:.2f} | {h} | {u} |"
+                  for n, a, b, v, x, y, pn, ps, c, lo, hi, bz, h, u in rows]
         if notes:
             lines += ["", "Shim messages on stderr:", ""]
             lines += [f"- {n}: " + "; ".join(sorted(m)) for n, m in sorted(notes.items())]
