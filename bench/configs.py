@@ -52,7 +52,7 @@ def backoff(blocktime_ms, spincount):
 
 
 def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False, alt_lib=False, use_idle=True,
-           idle_check=True, width_check=True):
+           idle_check=True, width_check=True, confine_check=True):
     """LD_PRELOAD=libapshim.so with a private table. cap=True adds Sen's O3/P1 allocation limit:
     each job may use at most P/2 workers (the workload's --threads). dynamic=True: the user allows
     OpenMP's dynamic adjustment (OMP_DYNAMIC=true, as load_balance needs too), so the shim sizes
@@ -61,7 +61,9 @@ def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False,
     commit) instead of this build's, for an interleaved A/B of two versions of the shim.
     use_idle=False: APSHIM_USE_IDLE=0, each job held to exactly its allotment's processors.
     idle_check=False: APSHIM_IDLE_CHECK=0, idle processors used whether or not they help.
-    width_check=False: APSHIM_WIDTH_CHECK=0, a job keeps what DP gives it, faster on fewer or not."""
+    width_check=False: APSHIM_WIDTH_CHECK=0, a job keeps what DP gives it, faster on fewer or not.
+    confine_check=False: APSHIM_CONFINE_CHECK=0, no start and no probes: a throttled job is confined
+    at once, whatever that costs it."""
     def configure(job, sc):
         lib = sc.shim_lib
         if alt_lib:
@@ -77,6 +79,8 @@ def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False,
             env["APSHIM_IDLE_CHECK"] = "0"
         if not width_check:
             env["APSHIM_WIDTH_CHECK"] = "0"
+        if not confine_check:
+            env["APSHIM_CONFINE_CHECK"] = "0"
         if sc.P_override:
             env["APSHIM_P"] = str(sc.P)
         if eta is not None:
@@ -116,6 +120,7 @@ ALL = {
     "apshim-noidle": apshim(use_idle=False),
     "apshim-noidlecheck": apshim(idle_check=False),
     "apshim-nowidthcheck": apshim(width_check=False),
+    "apshim-nocheck": apshim(confine_check=False),
 }
 for _ms in EST_CYCLES_MS:
     ALL[f"apshim-ec{_ms}"] = apshim(est_cycle_ms=_ms)
@@ -142,6 +147,7 @@ META = {
     "apshim-noidle": "apshim, APSHIM_USE_IDLE=0: no job runs on processors beyond its allotment, even idle ones",
     "apshim-noidlecheck": "apshim, APSHIM_IDLE_CHECK=0: idle processors used whether or not they make the job faster",
     "apshim-nowidthcheck": "apshim, APSHIM_WIDTH_CHECK=0: a job keeps what DP gives it, whether or not it is faster on fewer",
+    "apshim-nocheck": "apshim, APSHIM_CONFINE_CHECK=0: no start, no probes; a throttled job is confined at once",
 }
 for _ms in EST_CYCLES_MS:
     META[f"apshim-ec{_ms}"] = f"apshim, APSHIM_EST_CYCLE_MS={_ms}"

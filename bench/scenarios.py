@@ -286,7 +286,8 @@ def haselsteiner(build, P, quick=False, runtime="omp_clang"):
 
 REAL_JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "real_job.py")
 REAL_NOTE = ("Unmodified Debian programs through bench/real_job.py (its output hashed into the checksum): gm = "
-             "GraphicsMagick `convert -blur 0x24` x3 (OpenMP, libgomp), numpy = tests/real/numpy_work.py (exact "
+             "GraphicsMagick `convert -blur 0x24` x3 (OpenMP, libgomp), gmloop = a pipeline of short gm processes (10 "
+             "x `convert -blur 0x24` of an 800x600 image, about 0.3 s each on 2 cores, each process a job of its own), numpy = tests/real/numpy_work.py (exact "
              "integer GEMMs on OpenMP OpenBLAS, ~300 ms pure-Python phases between them), flexbar = adapter "
              "removal (oneTBB), sklearn = tests/real/sklearn_work.py (scikit-learn gradient boosting: thousands "
              "of short OpenMP regions a second, libgomp loaded RTLD_LOCAL by python), opencv = tests/real/opencv_work.py "
@@ -296,14 +297,14 @@ REAL_NOTE = ("Unmodified Debian programs through bench/real_job.py (its output h
              "threads spin in sched_yield while they wait, OpenBLAS#3187; its results rounded before hashing, since its "
              "sums differ in the 12th digit with the thread count). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
              "`-n <CPUs>`, since its default is one thread), so the pair oversubscribes. `static`: each job limited "
-             "to P/2 through its own knob, OMP_NUM_THREADS=P/2 for gm, OpenBLAS, scikit-learn and xtb and `flexbar -n P/2` (no "
+             "to P/2 through its own knob, OMP_NUM_THREADS=P/2 for gm (and gmloop), OpenBLAS, scikit-learn and xtb and `flexbar -n P/2` (no "
              "taskset: the threads may still run on any CPU), cv2.setNumThreads(P/2) for OpenCV, OMP_THREAD_LIMIT=P/2 for "
              "tesseract (its num_threads(4) overrides OMP_NUM_THREADS). `backoff-1ms`: the shim's own spin-wait setting "
              "(GOMP_SPINCOUNT=1000) without it, to tell its allotment from its shorter spinning. `apshim`: plain "
              "LD_PRELOAD, OpenBLAS's libgomp loaded RTLD_LOCAL by python.")
 
 
-def real_pair(build, P, quick=False, first="gm", second="numpy"):
+def real_pair(build, P, quick=False, first="gm", second="numpy", configs=None):
     """Two real programs co-running (the second arrives 0.5 s later): native oversubscription vs a
     static split through the programs' own thread knobs vs apshim."""
     # Inputs outside the build (which may be someone else's read-only snapshot), cached per user.
@@ -318,7 +319,7 @@ def real_pair(build, P, quick=False, first="gm", second="numpy"):
             raise SystemExit(f"real_job.py prepare {folder} failed")
     name = f"real_{first}_{second}"
     return Scenario(name, f"Real programs co-running: {first} and {second} (arriving later).", jobs,
-                    ["native", "static", "backoff-1ms", "apshim"], 2 if quick else 5, P, notes=REAL_NOTE,
+                    configs or ["native", "static", "backoff-1ms", "apshim"], 2 if quick else 5, P, notes=REAL_NOTE,
                     prepare=prepare)
 
 
@@ -336,6 +337,10 @@ ALL = {
     "real_gm_numpy": real_pair,
     "real_numpy_flexbar": lambda build, P, quick=False: real_pair(build, P, quick, "numpy", "flexbar"),
     "real_gm_gm": lambda build, P, quick=False: real_pair(build, P, quick, "gm", "gm"),
+    # A pipeline of short gm processes (each a job of its own, each paying the shim's start) next to
+    # a long gm run: what the start costs a co-runner (docs/enforcement.md, "Not done / open").
+    "real_gmloop_gm": lambda build, P, quick=False: real_pair(build, P, quick, "gmloop", "gm",
+                                                           ["native", "static", "apshim", "apshim-nocheck"]),
     # libgomp next to oneTBB, both real programs (no Python): what a 16-core run can carry.
     "real_gm_flexbar": lambda build, P, quick=False: real_pair(build, P, quick, "gm", "flexbar"),
     # Python users' case (issue #16): two NumPy processes on OpenMP OpenBLAS.
