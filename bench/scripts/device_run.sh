@@ -17,6 +17,7 @@
 #   pairs:bots        the same on BOTS pairs (health + sort, fft + sparselu: the stalls)
 #   pairs:sklearn     two scikit-learn fits (this machine's Python) side by side
 #   pairs:sklearn-dyn the same, static against apshim and apshim with OMP_DYNAMIC=true
+#                     (PAIRS_SHIM_ENV=VAR=VALUE: one more variable for the shim, APSHIM_WIDTH_CHECK=0 say)
 # Steps run in order while BUDGET_S lasts (one that would start with under 40 s left is skipped,
 # said in the log); each is bounded by what is left. Results: $OUT/results.tar.gz (refreshed after
 # each step, so a run cut short still brings back what finished) and $OUT/log.txt with the
@@ -110,7 +111,7 @@ step() {  # STEP SECONDS_LEFT
     pairs:sklearn-dyn)
       [ -n "$PY" ] || { echo "no Python with scikit-learn here"; return 1; }
       timeout "$left" python3 tests/peer/pairs.py .dev/build --cwd "$R" --reps 2 --timeout 25 --out "$RES/pairs-sklearn-dyn" \
-        --configs static,apshim,apshim-dynamic \
+        --configs static,apshim,apshim-dynamic ${PAIRS_SHIM_ENV:+--shim-env "$PAIRS_SHIM_ENV"} \
         --pair "sklearn+sklearn" "$PY tests/real/sklearn_work.py 60000 150" "$PY tests/real/sklearn_work.py 60000 150" ;;
     *)
       # shellcheck disable=SC2086  # EXTRA holds several arguments

@@ -4,6 +4,7 @@ compare.py's suites are), natively, statically split and under the shim, interle
 
     tests/peer/pairs.py BUILD_DIR --pair NAME 'CMD A' 'CMD B' [--pair ...] [--reps 3]
                         [--cwd DIR] [--out DIR] [--timeout 300] [--configs native,static,apshim]
+                        [--shim-env VAR=VALUE ...]
 
 Configurations, each repetition running all of them in a rotating order:
   native  both programs as they are (each starts one OpenMP thread per CPU)
@@ -11,6 +12,7 @@ Configurations, each repetition running all of them in a rotating order:
   apshim  both with BUILD_DIR/shim/libapshim.so preloaded, sharing one fresh table (APSHIM_P = CPUs)
   apshim-dynamic  the same with OMP_DYNAMIC=true: programs that allow OpenMP's dynamic adjustment
           (not by default: --configs)
+--shim-env sets a variable in the apshim configurations' environment (an APSHIM_* option, say).
 
 Both jobs start together; a job's response time runs from that start to its exit. A run counts only
 if both commands exit 0 (wrap/verify.sh makes a failed verification an exit status). Writes
@@ -30,7 +32,7 @@ import time
 CONFIGS = ["native", "static", "apshim", "apshim-dynamic"]
 
 
-def env_for(config, build, cpus, table):
+def env_for(config, build, cpus, table, shim_env=()):
     env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_") and k not in ("LD_PRELOAD", "OMP_NUM_THREADS", "OMP_DYNAMIC")}
     if config == "static":
         env["OMP_NUM_THREADS"] = str(max(1, cpus // 2))
@@ -40,12 +42,15 @@ def env_for(config, build, cpus, table):
         env["LD_PRELOAD"] = os.path.join(build, "shim", "libapshim.so")
         env["APSHIM_GAT"] = table
         env["APSHIM_P"] = str(cpus)
+        for kv in shim_env:
+            k, v = kv.split("=", 1)
+            env[k] = v
     return env
 
 
-def run_pair(cmds, config, build, cpus, cwd, timeout):
+def run_pair(cmds, config, build, cpus, cwd, timeout, shim_env=()):
     with tempfile.TemporaryDirectory(prefix="apshim-pairs-") as tmp:
-        env = env_for(config, build, cpus, os.path.join(tmp, "gat"))
+        env = env_for(config, build, cpus, os.path.join(tmp, "gat"), shim_env)
         start = time.monotonic()
         procs = [subprocess.Popen(shlex.split(c), cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL) for c in cmds]
@@ -76,10 +81,13 @@ def main():
     ap.add_argument("--out", default="pairs-out")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--configs", default="native,static,apshim", help="from " + ",".join(CONFIGS))
+    ap.add_argument("--shim-env", action="append", default=[], metavar="VAR=VALUE")
     args = ap.parse_args()
     configs = args.configs.split(",")
     if not configs or set(configs) - set(CONFIGS):
         sys.exit(f"--configs: choose from {','.join(CONFIGS)}")
+    if any("=" not in kv for kv in args.shim_env):
+        sys.exit("--shim-env takes VAR=VALUE")
     build = os.path.abspath(args.build)
     if not os.path.exists(os.path.join(build, "shim", "libapshim.so")):
         sys.exit(f"{build}/shim/libapshim.so not built")
@@ -90,7 +98,7 @@ def main():
         for rep in range(args.reps):
             order = configs[rep % len(configs):] + configs[:rep % len(configs)]
             for config in order:
-                res = run_pair([a, b], config, build, cpus, args.cwd, args.timeout)
+                res = run_pair([a, b], config, build, cpus, args.cwd, args.timeout, args.shim_env)
                 for job, (secs, rc) in zip("AB", res):
                     rows.append({"pair": name, "config": config, "rep": rep, "job": job, "seconds": f"{secs:.3f}", "rc": rc})
                 print(f"{name} rep {rep} {config}: " + ", ".join(f"{j} {s:.2f}s rc={rc}" for j, (s, rc) in zip("AB", res)), flush=True)
