@@ -235,6 +235,69 @@ TEST_CASE("two busy processes on P = 4 settle at 2 + 2, and one leaving gives th
     c->shutdown();
 }
 
+// A fake runtime that, at the controller's first set_active (in first_allotment, just after its
+// first update of the table), has a co-runner join before it returns: the co-runner's DP run then
+// falls between that update and the controller's first wait for a change of its row.
+class JoinAtFirstAllotment final : public apshim::Adapter {
+public:
+    FakeRuntime inner;
+    int go_fd = -1, joined_fd = -1;
+
+    const char* name() const override { return "fake"; }
+    apshim::Sample sample() override { return inner.sample(); }
+    void set_active(int n) override {
+        if (inner.calls.load() == 0) {
+            char c = 1;
+            if (write(go_fd, &c, 1) == 1 && read(joined_fd, &c, 1) == 1) co_runner_joined.store(true);
+        }
+        inner.set_active(n);
+    }
+    int active() const override { return inner.active(); }
+    void release() override { inner.release(); }
+    std::atomic<bool> co_runner_joined{false};
+};
+
+TEST_CASE("a co-runner that joins just after the job's first update is followed at once, not at the next cycle",
+          "[controller][multiprocess]") {
+    std::string gat = temp_gat();
+    int go[2], joined[2], leave[2];
+    REQUIRE(pipe(go) == 0);
+    REQUIRE(pipe(joined) == 0);
+    REQUIRE(pipe(leave) == 0);
+    pid_t pid = fork();  // before any thread (see above)
+    REQUIRE(pid >= 0);
+    if (pid == 0) {  // a stand-in co-runner: joins wanting all 4 when told, leaves when told
+        char c;
+        if (read(go[0], &c, 1) != 1) _exit(1);
+        std::string e;
+        auto mine = apshim::gat::Table::open(gat, {}, e, apshim::gat::Table::Mode::existing_only);
+        int slot = mine ? mine->join(4, 0.5, e) : -1;
+        if (slot < 0 || write(joined[1], &c, 1) != 1) _exit(1);
+        if (read(leave[0], &c, 1) != 1) _exit(1);
+        mine->leave(slot);
+        _exit(0);
+    }
+    auto opts = options_for(gat, 4);
+    opts.est_cycle_ms = 10000;  // the job's first cycle comes 10 s after its start
+    opts.use_idle = false;
+    auto c = std::make_unique<apshim::Controller>(opts);
+    JoinAtFirstAllotment rt;
+    rt.go_fd = go[1];
+    rt.joined_fd = joined[0];
+    c->adapter_started(rt);
+    REQUIRE(wait_until([&] { return rt.co_runner_joined.load(); }, 5.0));
+    CHECK(rt.inner.first_limit.load() == 4);  // alone at its first update
+    // DP split the table 2 + 2 as the co-runner joined; the job follows that long before its first
+    // cycle (before, it waited for a change from the counter's value after the co-runner's bump).
+    CHECK(wait_until([&] { return rt.inner.limit.load() == 2; }, 3.0));
+    char cmd = 1;
+    REQUIRE(write(leave[1], &cmd, 1) == 1);
+    CHECK(exited_ok(pid));
+    CHECK(wait_until([&] { return rt.inner.limit.load() == 4; }, 3.0));  // and its leaving
+    c->shutdown();
+    for (int fd : {go[0], go[1], joined[0], joined[1], leave[0], leave[1]}) close(fd);
+}
+
 TEST_CASE("a controller facing a bad table never throttles", "[controller]") {
     std::string gat = temp_gat();
     FILE* f = std::fopen(gat.c_str(), "w");
