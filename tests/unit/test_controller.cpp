@@ -277,6 +277,8 @@ TEST_CASE("a co-runner that joins just after the job's first update is followed 
         mine->leave(slot);
         _exit(0);
     }
+    // The child's ends closed here: a child that died makes the reads below return, not hang.
+    for (int fd : {go[0], joined[1], leave[0]}) close(fd);
     auto opts = options_for(gat, 4);
     opts.est_cycle_ms = 10000;  // the job's first cycle comes 10 s after its start
     opts.use_idle = false;
@@ -295,7 +297,7 @@ TEST_CASE("a co-runner that joins just after the job's first update is followed 
     CHECK(exited_ok(pid));
     CHECK(wait_until([&] { return rt.inner.limit.load() == 4; }, 3.0));  // and its leaving
     c->shutdown();
-    for (int fd : {go[0], go[1], joined[0], joined[1], leave[0], leave[1]}) close(fd);
+    for (int fd : {go[1], joined[0], leave[1]}) close(fd);
 }
 
 TEST_CASE("a controller facing a bad table never throttles", "[controller]") {
