@@ -65,30 +65,47 @@ RES=$DEV/results
 mkdir -p "$RES"
 THROTTLE="--P $CPUS --corunner $CPUS --corunners $((CPUS - 1)) --reps 1"
 
+# compare.py at allotment 1 (THROTTLE) on a manifest: DIR MANIFEST NAME TIMEOUT_S TITLE SECONDS_LEFT
+throttle() {
+  timeout "$6" python3 tests/peer/compare.py .dev/build "$1" --manifest "$2" --timeout "$4" $THROTTLE \
+    --results "$RES/throttle-$3.md" --title "$5 at allotment 1 of $CPUS"
+}
+
+# A manifest line: gm's three blurs of IN/in.ppm, output compared with the native run's (KEY).
+gm_case() {  # NAME KEY IN
+  echo "$1 $R/tests/peer/same_output.sh $2 /usr/bin/gm convert $3/in.ppm -blur 0x24 -blur 0x24 -blur 0x24 ppm:-"
+}
+
+# Two scikit-learn fits side by side through pairs.py: OUT SECONDS_LEFT [pairs.py options]
+sklearn_pair() {
+  [ -n "$PY" ] || { echo "no Python with scikit-learn here"; return 1; }
+  local out=$1 left=$2
+  shift 2
+  timeout "$left" python3 tests/peer/pairs.py .dev/build --cwd "$R" --reps 2 --timeout 25 --out "$RES/$out" "$@" \
+    --pair "sklearn+sklearn" "$PY tests/real/sklearn_work.py 60000 150" "$PY tests/real/sklearn_work.py 60000 150"
+}
+
 step() {  # STEP SECONDS_LEFT
   local s=$1 left=$2 peer=$R/.dev/peer
   case $s in
     throttle:real)
       local in=$DEV/real m=$DEV/real.manifest
       python3 bench/real_job.py prepare "$in" --quick
-      echo "gm-blur $R/tests/peer/same_output.sh gm /usr/bin/gm convert $in/in.ppm -blur 0x24 -blur 0x24 -blur 0x24 ppm:-" > "$m"
+      gm_case gm-blur gm "$in" > "$m"
       [ -n "$PY" ] && echo "sklearn-hgb $R/tests/peer/same_output.sh sk $PY $R/tests/real/sklearn_work.py 20000 60" >> "$m"
-      timeout "$left" python3 tests/peer/compare.py .dev/build "$R" --manifest "$m" --timeout 60 $THROTTLE \
-        --results "$RES/throttle-real.md" --title "real programs at allotment 1 of $CPUS" ;;
+      throttle "$R" "$m" real 60 "real programs" "$left" ;;
     throttle:issue)
       local in=$DEV/real-full m=$DEV/issue.manifest
       python3 bench/real_job.py prepare "$in"
       {
-        echo "gm-blur-1600x1200 $R/tests/peer/same_output.sh gmfull /usr/bin/gm convert $in/in.ppm -blur 0x24 -blur 0x24 -blur 0x24 ppm:-"
+        gm_case gm-blur-1600x1200 gmfull "$in"
         echo "ep.W-clang $peer/npb-clang/verify.sh $peer/npb-clang/bin/ep.W"
         echo "ep.W-gcc $peer/npb-gcc/verify.sh $peer/npb-gcc/bin/ep.W"
       } > "$m"
-      timeout "$left" python3 tests/peer/compare.py .dev/build "$R" --manifest "$m" --timeout 60 $THROTTLE \
-        --results "$RES/throttle-issue.md" --title "issue #13's yardstick at allotment 1 of $CPUS" ;;
+      throttle "$R" "$m" issue 60 "issue #13's yardstick" "$left" ;;
     throttle:*)
       local suite=${s#throttle:}
-      timeout "$left" python3 tests/peer/compare.py .dev/build "$peer/$suite" --manifest "$peer/$suite/manifest.txt" \
-        --timeout 40 $THROTTLE --results "$RES/throttle-$suite.md" --title "$suite at allotment 1 of $CPUS" ;;
+      throttle "$peer/$suite" "$peer/$suite/manifest.txt" "$suite" 40 "$suite" "$left" ;;
     pairs:npb)
       local a=()
       for cc in clang gcc; do
@@ -105,14 +122,9 @@ step() {  # STEP SECONDS_LEFT
         --pair "fft+sparselu clang" "$b bots-clang/bin/fft.clang.omp-tasks -n 2097152 -c" \
                                     "$b bots-clang/bin/sparselu.clang.single-omp-tasks -n 40 -m 32 -c" ;;
     pairs:sklearn)
-      [ -n "$PY" ] || { echo "no Python with scikit-learn here"; return 1; }
-      timeout "$left" python3 tests/peer/pairs.py .dev/build --cwd "$R" --reps 2 --timeout 25 --out "$RES/pairs-sklearn" \
-        --pair "sklearn+sklearn" "$PY tests/real/sklearn_work.py 60000 150" "$PY tests/real/sklearn_work.py 60000 150" ;;
+      sklearn_pair pairs-sklearn "$left" ;;
     pairs:sklearn-dyn)
-      [ -n "$PY" ] || { echo "no Python with scikit-learn here"; return 1; }
-      timeout "$left" python3 tests/peer/pairs.py .dev/build --cwd "$R" --reps 2 --timeout 25 --out "$RES/pairs-sklearn-dyn" \
-        --configs static,apshim,apshim-dynamic ${PAIRS_SHIM_ENV:+--shim-env "$PAIRS_SHIM_ENV"} \
-        --pair "sklearn+sklearn" "$PY tests/real/sklearn_work.py 60000 150" "$PY tests/real/sklearn_work.py 60000 150" ;;
+      sklearn_pair pairs-sklearn-dyn "$left" --configs static,apshim,apshim-dynamic ${PAIRS_SHIM_ENV:+--shim-env "$PAIRS_SHIM_ENV"} ;;
     *)
       # shellcheck disable=SC2086  # EXTRA holds several arguments
       timeout "$left" python3 bench/run.py "$s" --build .dev/build --out "$RES/$s" $EXTRA ;;
