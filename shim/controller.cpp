@@ -76,6 +76,18 @@ struct Controller::Impl {
     std::uint32_t seen = 0;
 };
 
+// Reads the table through `read` (an update() or current() of row `slot`), with the row's change
+// counter read just before it; when the read succeeds (its result >= 0) that value goes into
+// *seen, which cycle_loop waits to change (Impl::seen). Every read of the table state the job
+// holds goes through here but first_allotment's.
+template <class Read>
+static int read_table(const gat::Table& table, int slot, std::uint32_t* seen, Read read) {
+    std::uint32_t before = table.changes(slot);
+    int a = read();
+    if (a >= 0) *seen = before;
+    return a;
+}
+
 // The processors the job's threads may run on: its own and, with APSHIM_USE_IDLE, the ones no job
 // holds. DP decides the allotments; idle processors beyond them are used rather than left idle
 // (a job alone, a serial co-runner), and the first DP run that hands them to a job takes them back
@@ -275,6 +287,8 @@ bool Controller::join_table() noexcept {
 void Controller::first_allotment() noexcept {
     Impl& s = *impl_;
     if (!opts_.trace.empty()) s.trace.open(opts_.trace);
+    // Not through read_table: kept even when the lock is busy (allotment 1 meanwhile), so that the
+    // first wait follows only a change made after this, as the first cycle reads the rest.
     s.seen = s.table->changes(s.slot);
     s.allotment = std::max(1, s.table->update(s.slot, s.P, s.P, s.cycle_ns));
     s.desire = s.usage = s.P;
@@ -434,9 +448,9 @@ void Controller::cycle(std::uint64_t now) noexcept {
     follow_quota(now);
     s.runtimes = 0;
     for (int i = 0; i < n; ++i) s.runtimes |= runtime_bit(list[i]->name());
-    std::uint32_t seen = s.table->changes(s.slot);
-    int a = s.table->update(s.slot, publish, publish_usage, s.cycle_ns, &s.procs, s.runtimes, &s.idle);
-    if (a > 0) s.seen = seen;
+    int a = read_table(*s.table, s.slot, &s.seen, [&] {
+        return s.table->update(s.slot, publish, publish_usage, s.cycle_ns, &s.procs, s.runtimes, &s.idle);
+    });
     read_others();
     if (s.table->processors() != s.P) {  // a job of this table followed a quota change
         s.P = s.table->processors();
@@ -564,10 +578,8 @@ void Controller::apply_allotment(bool confine_now) noexcept {
 bool Controller::follow_table() noexcept {
     Impl& s = *impl_;
     gat::ProcSet procs, idle;
-    std::uint32_t seen = s.table->changes(s.slot);
-    int a = s.table->current(s.slot, &procs, kFollowLockNs, &idle);
+    int a = read_table(*s.table, s.slot, &s.seen, [&] { return s.table->current(s.slot, &procs, kFollowLockNs, &idle); });
     if (a < 0) return false;
-    s.seen = seen;
     if (a == 0 || (a == s.allotment && procs == s.procs && idle == s.idle)) return true;
     s.allotment = a;
     s.procs = procs;
@@ -634,14 +646,13 @@ bool Controller::lend() noexcept {
     host_detail::g_lent.store(true);
     s.lent = true;
     gat::ProcSet procs = s.procs, idle = s.idle;
-    std::uint32_t seen = s.table->changes(s.slot);
-    int a = s.table->update(s.slot, 1, 1, kFollowLockNs, &procs, s.runtimes, &idle);
+    int a = read_table(*s.table, s.slot, &s.seen,
+                       [&] { return s.table->update(s.slot, 1, 1, kFollowLockNs, &procs, s.runtimes, &idle); });
     if (a <= 0) {
         host_detail::g_lent.store(false);
         s.lent = false;
         return false;
     }
-    s.seen = seen;
     s.allotment = a;
     s.procs = procs;
     s.idle = idle;
@@ -654,10 +665,9 @@ bool Controller::lend() noexcept {
 bool Controller::reclaim() noexcept {
     Impl& s = *impl_;
     gat::ProcSet procs = s.procs, idle = s.idle;
-    std::uint32_t seen = s.table->changes(s.slot);
-    int a = s.table->update(s.slot, s.desire, s.usage, kFollowLockNs, &procs, s.runtimes, &idle);
+    int a = read_table(*s.table, s.slot, &s.seen,
+                       [&] { return s.table->update(s.slot, s.desire, s.usage, kFollowLockNs, &procs, s.runtimes, &idle); });
     if (a < 0) return false;
-    s.seen = seen;
     s.lent = false;
     if (a > 0) {
         s.allotment = a;
