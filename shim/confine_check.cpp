@@ -63,7 +63,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         }
         start_confined(now);
         return true;
-    case Phase::start:
+    case Phase::start: {
         probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
         // A construct without a mark since its first cycle end here (kQuietStartNs, the header).
@@ -71,10 +71,12 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
             quiet_since_ = 0;
         else if (quiet_since_ == 0)
             quiet_since_ = now;
-        if (now - since_ < kStartNs && !(quiet_since_ != 0 && now - quiet_since_ >= kQuietStartNs)) return false;
+        bool quiet_long = quiet_since_ != 0 && now - quiet_since_ >= kQuietStartNs;
+        if (now - since_ < kStartNs && !quiet_long) return false;
         start_confined(now);
         start_pending_ = true;
         return true;
+    }
     case Phase::confined: {
         if (ref_.marks == 0 && ref_.cpu_ns == 0 && marks == 0 && !in_construct) {
             // The window begins at its first mark, or in a parallel construct. CPU time before
