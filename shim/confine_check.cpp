@@ -57,7 +57,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
             started_ = true;
             phase_ = Phase::start;
             since_ = now;
-            quiet_since_ = 0;
+            construct_since_ = 0;
             probe_ = Progress{};
             return false;
         }
@@ -66,13 +66,22 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
     case Phase::start: {
         probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
-        // A construct without a mark since its first cycle end here (kQuietStartNs, the header).
-        if (!in_construct || probe_.marks > 0)
-            quiet_since_ = 0;
-        else if (quiet_since_ == 0)
-            quiet_since_ = now;
-        bool quiet_long = quiet_since_ != 0 && now - quiet_since_ >= kQuietStartNs;
-        if (now - since_ < kStartNs && !quiet_long) return false;
+        // A stretch of construct whose marks are too sparse for a hand-over-bound job ends the
+        // start (kSparseStartNs, the header). Its first cycle may have begun in serial code.
+        if (!in_construct) {
+            construct_since_ = 0;
+        } else if (construct_since_ == 0) {
+            construct_since_ = now;
+            construct_ = Progress{};
+        } else {
+            construct_.marks += marks;
+            construct_.cpu_ns += cpu_ns;
+            construct_.wall_ns = now - construct_since_;
+        }
+        bool sparse = construct_since_ != 0 && construct_.wall_ns >= kSparseStartNs &&
+                      construct_.marks * kSparseMarkCpuNs < construct_.cpu_ns &&
+                      (construct_.marks > 0 || construct_.cpu_ns >= construct_.wall_ns + kQuietStartSurplusNs);
+        if (now - since_ < kStartNs && !sparse) return false;
         start_confined(now);
         start_pending_ = true;
         return true;

@@ -22,8 +22,8 @@
 // its co-runners meanwhile are at most kStartNs' worth. That start is the first probe, run as a
 // probe is (no parking either: parking there made BOTS fib-if, health and uts read 3x the progress
 // per CPU-second of their confined runs, which a hold without parking would not give them): after
-// kFirstCompareNs confined the two windows are compared. A start spent in one construct without
-// a mark (a long region of static loops) ends sooner (kQuietStartNs).
+// kFirstCompareNs confined the two windows are compared. A start spent in a construct with sparse
+// marks or none (a long region of static loops) ends sooner (kSparseStartNs).
 //
 // A comparison of two windows one after the other can read a change of phase: Debian's enfuse
 // (libgomp) makes its marks in bursts between long regions of static loops, and its start and
@@ -66,17 +66,32 @@ public:
     // A probe runs the job on all its CPUs: with 30 ms probes after 0.1, 0.3 and 0.7 s, a 0.8 s
     // task program throttled to one CPU used 1.13 instead of 1.02; these cost it about 2%.
     static constexpr std::uint64_t kStartNs = 100'000'000;
-    // A start whose job has run inside a parallel construct for kQuietStartNs without a mark
-    // ends then. What the start is for, a short hand-over-bound program, makes marks at its
-    // hand-overs; a long region of static loops makes none (GraphicsMagick's blur: none in its
-    // first 100 ms) and runs as fast on one CPU with its threads time-shared, so its start only
-    // took the surplus CPU from the co-runner. A pipeline of ten 0.3 s `gm convert -blur` runs
-    // at allotment 1 used 1.23-1.30 CPUs with the full start, 1.10-1.16 with this, and 1.04
-    // with no start at all (APSHIM_CONFINE_CHECK=0). A start that has made no mark could not be
-    // compared anyway (fewer than kMinProbeMarks), so the job meets its first probe as before;
-    // what it loses is a hand-over phase that begins after 40 ms of markless construct and
-    // within the start's 100 ms, which is then found by its first probe instead of by the start.
-    static constexpr std::uint64_t kQuietStartNs = 40'000'000;
+    // A start whose job runs in a parallel construct that makes marks too sparse for a
+    // hand-over-bound job ends early, once that stretch of construct (from its first cycle end,
+    // begun anew at each cycle end outside one) has lasted kSparseStartNs:
+    // - with marks, but fewer than one per kSparseMarkCpuNs of the CPU it used. The peer suites'
+    //   programs whose starts marked least (throttled, 2 CPUs) made 0.35-1.4 marks per CPU-ms
+    //   there, NPB LU.W, which is hand-over bound, 1.1-1.3; LLVM's omp_for_collapse and
+    //   omp_single over a thousand; GraphicsMagick's blur (guided chunks: none in its first 30
+    //   ms, then one every 5-20 ms) 0.06.
+    // - without a mark, once it has also used kQuietStartSurplusNs of CPU beyond one CPU's worth
+    //   (40 ms on 2 CPUs, kSparseStartNs from 5 CPUs up). A markless stretch may be a hand-over
+    //   phase whose hand-overs make no marks (a sweep of NPB LU's shape) rather than a long region
+    //   of static loops; cut short, the rest of such a sweep runs confined at a twentieth of its
+    //   speed until its first mark: tests/omp/omp_sweeps.c with 31 ms sweeps, the first at its
+    //   start, took 2.3-5.8 s throttled (median 4.1) with a 10 ms cut, 1.7-2.3 s with this.
+    // A long region of static loops runs as fast on one CPU with its threads time-shared, so the
+    // rest of its start only takes the surplus CPUs from the co-runners, and that grows with the
+    // machine's width: NPB EP.W at allotment 1 of 16 used 1.36-1.66 CPUs with a 45 ms start; a
+    // pipeline of 0.28 s `gm convert -blur 0x24` processes at allotment 1 on 2 CPUs 1.19-1.48
+    // with starts that ended only after 40 ms without a mark (kQuietStartNs until the
+    // thirty-fourth session), 1.11-1.14 with this, 1.01 with no start at all. A start that ends
+    // with fewer than kMinProbeMarks cannot be compared anyway, so the job meets its first probe
+    // as before; what it loses is a hand-over phase that begins after such a stretch and within
+    // the start's 100 ms, which is then found by its first probe instead.
+    static constexpr std::uint64_t kSparseStartNs = 10'000'000;
+    static constexpr std::uint64_t kSparseMarkCpuNs = 10'000'000;
+    static constexpr std::uint64_t kQuietStartSurplusNs = 40'000'000;
     static constexpr std::uint64_t kFirstCompareNs = 50'000'000;
     static constexpr std::uint64_t kFirstProbeNs = 250'000'000;
     static constexpr std::uint64_t kMaxRefNs = 1'600'000'000;
@@ -194,7 +209,10 @@ private:
     std::uint64_t look_ns_ = kLookMinNs;
     std::uint32_t look_seed_ = 12345;
     bool started_ = false;        // the start is over (once per job)
-    std::uint64_t quiet_since_ = 0;  // the start: the first cycle end in a construct, without a mark so far (0: none)
+    // The start: the first cycle end of the construct it runs in now (0: none), and the marks, CPU
+    // and wall time of the cycles since.
+    std::uint64_t construct_since_ = 0;
+    Progress construct_;
     bool start_pending_ = false;  // probe_ holds the start's window, not yet compared
     bool first_hold_now_ = false;
     bool probe_ended_ = false;

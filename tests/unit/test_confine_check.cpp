@@ -96,41 +96,59 @@ TEST_CASE("confine_check: a start without progress leaves the job to its first p
             ConfineCheck::kStartNs + ConfineCheck::kFirstProbeNs + ConfineCheck::kProbeNs + kConfirmNs + 3 * kCycle);
 }
 
-TEST_CASE("confine_check: a start spent in a construct without marks ends early", "[confine_check]") {
-    // GraphicsMagick's blur: 10 ms of serial decoding, then one long region of static loops on
-    // both CPUs, no marks. Confined once the construct has gone kQuietStartNs without a mark.
-    ConfineCheck check;
-    std::uint64_t now = 0;
-    bool confined = false;
-    int cycles = 0;
-    for (; cycles < 40 && !confined; ++cycles) {
-        now += kCycle;
-        bool in_construct = now > 10'000'000;
-        confined = check.step(now, 0, in_construct ? 2 * kCycle : kCycle, 0, true, true, in_construct);
-        if (!confined && cycles > 0) REQUIRE(check.starting());
+TEST_CASE("confine_check: a start spent in a construct with sparse marks ends early", "[confine_check]") {
+    // 10 ms of serial decoding, then one long region on all the job's CPUs, on 2 CPUs and on 16:
+    // NPB EP (static loops, no marks) and GraphicsMagick's blur (a guided chunk now and then).
+    // The stretch of construct begins at its first cycle end (15 ms); with marks it ends the
+    // start after kSparseStartNs, without any once it has also used kQuietStartSurplusNs of CPU
+    // beyond one CPU's worth.
+    struct Shape {
+        const char* what;
+        int cpus;
+        std::uint64_t mark_every_ns;  // 0: none
+        std::uint64_t ends_ns;
+    };
+    const Shape shapes[] = {
+        {"no marks, 2 CPUs", 2, 0, 15'000'000 + ConfineCheck::kQuietStartSurplusNs},
+        {"a mark every 20 ms, 2 CPUs", 2, 20'000'000, 15'000'000 + ConfineCheck::kSparseStartNs},
+        {"no marks, 16 CPUs", 16, 0, 15'000'000 + ConfineCheck::kSparseStartNs},
+        {"a mark every 5 ms, 16 CPUs", 16, kCycle, 15'000'000 + ConfineCheck::kSparseStartNs},
+    };
+    for (const Shape& shape : shapes) {
+        INFO(shape.what);
+        ConfineCheck check;
+        std::uint64_t now = 0;
+        bool confined = false;
+        for (int cycles = 0; cycles < 40 && !confined; ++cycles) {
+            now += kCycle;
+            bool in_construct = now > 10'000'000;
+            std::uint64_t marks = in_construct && shape.mark_every_ns && now % shape.mark_every_ns == 0 ? 1 : 0;
+            confined = check.step(now, marks, in_construct ? shape.cpus * kCycle : kCycle, 0, true, true, in_construct);
+            if (!confined && cycles > 0) REQUIRE(check.starting());
+        }
+        REQUIRE(confined);
+        REQUIRE(check.phase() == Phase::confined);
+        REQUIRE(now == shape.ends_ns);
     }
-    REQUIRE(confined);
-    REQUIRE(check.phase() == Phase::confined);
-    // 10 ms serial, then the first cycle end in the construct, then kQuietStartNs.
-    REQUIRE(now >= 10'000'000 + ConfineCheck::kQuietStartNs);
-    REQUIRE(now <= 10'000'000 + ConfineCheck::kQuietStartNs + 2 * kCycle);
-    REQUIRE(now < ConfineCheck::kStartNs);
 }
 
-TEST_CASE("confine_check: a start with marks, or in serial code, runs its whole length", "[confine_check]") {
-    // A mark in the construct (a hand-over) keeps the start going, as does serial code (it uses
-    // one CPU: the start costs the co-runner nothing there), and a construct left and entered
-    // again starts its quiet time anew.
+TEST_CASE("confine_check: a start with dense marks, or in serial code, runs its whole length", "[confine_check]") {
+    // Marks at one per kSparseMarkCpuNs of CPU or more keep the start going (NPB LU.W, hand-over
+    // bound, makes a hundred times as many), as does serial code (it uses one CPU: the start
+    // costs the co-runner nothing there), and a construct left and entered again starts its
+    // stretch anew: regions of 35 ms without marks, each short of kQuietStartSurplusNs.
     struct Shape {
         const char* what;
         bool (*in_construct)(std::uint64_t now);
         std::uint64_t (*marks)(std::uint64_t now);
     };
     const Shape shapes[] = {
-        {"one mark at 30 ms", [](std::uint64_t) { return true; },
-         [](std::uint64_t now) -> std::uint64_t { return now == 30'000'000 ? 1 : 0; }},
+        {"a mark per 10 ms of CPU", [](std::uint64_t) { return true; },
+         [](std::uint64_t) -> std::uint64_t { return 1; }},
+        {"500 marks per 10 ms of CPU", [](std::uint64_t) { return true; },
+         [](std::uint64_t) -> std::uint64_t { return 500; }},
         {"serial set-up", [](std::uint64_t) { return false; }, [](std::uint64_t) -> std::uint64_t { return 0; }},
-        {"regions of 30 ms with 5 ms between", [](std::uint64_t now) { return now % 35'000'000 != 0; },
+        {"regions of 35 ms with 5 ms between, no marks", [](std::uint64_t now) { return now % 40'000'000 != 0; },
          [](std::uint64_t) -> std::uint64_t { return 0; }},
     };
     for (const Shape& shape : shapes) {
