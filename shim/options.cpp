@@ -164,7 +164,8 @@ constinit const OptionSpec kSpecs[] = {
      "they slow the job (APSHIM_IDLE_CHECK). 0 holds every job to exactly its allotment's processors",
      [](std::string_view t, Options& o) { return parse_bool(t, o.use_idle); }},
     {"APSHIM_CONFINE_CHECK", "--confine-check", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
-     "1 leaves a throttled OpenMP job unthrottled for its first 100 ms (as without the shim), then "
+     "1 leaves a throttled OpenMP job unthrottled for its first 100 ms (as without the shim; less in a "
+     "parallel region whose marks are sparse), then "
      "compares, now and then, a confined job's progress per CPU-second with its start and with 15 ms "
      "unconfined probes, and leaves unconfined (as without the shim, said once on stderr) a job that "
      "gets more than 3x as far unconfined: threads that hand work to each other thousands of times a "
