@@ -5,8 +5,8 @@ at P=2). Every output must hash the same as natively and every process must have
 1 (its trace). Each process pays the confinement check's start (docs/enforcement.md), which a
 short process cannot dilute: its blur makes no mark in its first 30 ms and one every 5-20 ms
 after, too sparse for a hand-over-bound job, so its start must end within START_MAX_MS (median of
-the five; 35-45 ms measured, 100 ms with the full start), and the five together must use at most
-PIPELINE_MAX_CPUS CPUs (CPU seconds of the reaped processes over the wall time: 1.11-1.20 measured,
+the five; 35-46 ms measured, 100 ms with the full start), and the five together must use at most
+PIPELINE_MAX_CPUS CPUs (CPU seconds of the reaped processes over the wall time: 1.14-1.20 measured,
 1.35-1.48 with the full start, 1.01 with no start at all). Inconclusive (exit 77) when other load
 left the pipeline less than MIN_CAPACITY CPUs natively."""
 import hashlib
