@@ -17,6 +17,7 @@ A run that outlives its time-out gets gdb backtraces (when gdb is installed) pri
 whole process group is SIGKILLed: no test leaves processes behind.
 """
 import glob
+import hashlib
 import os
 import shutil
 import subprocess
@@ -42,6 +43,15 @@ def require(check, *programs):
 
 def tail(text, lines=15):
     return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def file_sha256(path):
+    """The SHA-256 of a program's output file, hex; None when it is missing (a run that wrote none)."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
 
 
 def trace_rows(pattern):

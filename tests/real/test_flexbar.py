@@ -2,9 +2,7 @@
 (inputs.write_fastq) with `-n 2` (flexbar's default is one thread); the trimmed FASTQ must hash
 the same as the native run's; alone, throttled to allotment 1 by a co-runner, and at
 APSHIM_P=8 (realprog.py)."""
-import hashlib
-
-from realprog import RealProgram, build_dir, require
+from realprog import RealProgram, build_dir, file_sha256, require
 import inputs
 
 FLEXBAR = "/usr/bin/flexbar"
@@ -19,11 +17,7 @@ def argv(tag):
 
 
 def output_of(tag, m):
-    try:
-        with open(t.shim.path(f"out-{tag}.fastq"), "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except OSError:
-        return None
+    return file_sha256(t.shim.path(f"out-{tag}.fastq"))
 
 
 # -n 2: flexbar's main thread and one TBB worker. (The shim's controller thread, started from a

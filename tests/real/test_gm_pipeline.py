@@ -9,25 +9,19 @@ the five; 35-46 ms measured, 100 ms with the full start), and the five together 
 PIPELINE_MAX_CPUS CPUs (CPU seconds of the reaped processes over the wall time: 1.14-1.20 measured,
 1.35-1.48 with the full start, 1.01 with no start at all). Inconclusive (exit 77) when other load
 left the pipeline less than MIN_CAPACITY CPUs natively."""
-import hashlib
 import os
 import resource
 import subprocess
 import time
 
 from apshim_test import Check, CoRunner, Shim, read_trace, wait_for
-from realprog import MIN_CAPACITY, build_dir, require
+from realprog import MIN_CAPACITY, build_dir, file_sha256, require
 import inputs
 
 GM = "/usr/bin/gm"
 RUNS = 5
 START_MAX_MS = 60
 PIPELINE_MAX_CPUS = 1.25
-
-
-def sha256(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
 
 
 def children_cpu_s():
@@ -46,7 +40,7 @@ def pipeline(shim, tag, env):
         codes.append(r.returncode)
         if r.returncode != 0:
             print(f"[{tag}] run {i}: rc {r.returncode}, stderr: {r.stderr[-2000:]}", flush=True)
-        hashes.append(sha256(out) if os.path.exists(out) else None)
+        hashes.append(file_sha256(out))
     wall = time.monotonic() - t0
     cpus = (children_cpu_s() - cpu0) / wall
     print(f"[{tag}] {RUNS} runs in {wall:.2f} s, {cpus:.2f} CPUs", flush=True)
