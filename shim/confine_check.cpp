@@ -76,11 +76,10 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         } else {
             construct_.marks += marks;
             construct_.cpu_ns += cpu_ns;
-            construct_.wall_ns = now - construct_since_;
         }
-        bool sparse = construct_since_ != 0 && construct_.wall_ns >= kSparseStartNs &&
-                      construct_.marks * kSparseMarkCpuNs < construct_.cpu_ns &&
-                      (construct_.marks > 0 || construct_.cpu_ns >= construct_.wall_ns + kQuietStartSurplusNs);
+        std::uint64_t stretch = construct_since_ != 0 ? now - construct_since_ : 0;
+        bool sparse = stretch >= kSparseStartNs && construct_.marks * kSparseMarkCpuNs < construct_.cpu_ns &&
+                      (construct_.marks > 0 || construct_.cpu_ns >= stretch + kQuietStartSurplusNs);
         if (now - since_ < kStartNs && !sparse) return false;
         start_confined(now);
         start_pending_ = true;

@@ -209,8 +209,8 @@ private:
     std::uint64_t look_ns_ = kLookMinNs;
     std::uint32_t look_seed_ = 12345;
     bool started_ = false;        // the start is over (once per job)
-    // The start: the first cycle end of the construct it runs in now (0: none), and the marks, CPU
-    // and wall time of the cycles since.
+    // The start: the first cycle end of the construct it runs in now (0: none), and the marks and
+    // CPU time of the cycles since.
     std::uint64_t construct_since_ = 0;
     Progress construct_;
     bool start_pending_ = false;  // probe_ holds the start's window, not yet compared
