@@ -78,8 +78,10 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
             construct_.cpu_ns += cpu_ns;
         }
         std::uint64_t stretch = construct_since_ != 0 ? now - construct_since_ : 0;
-        bool sparse = stretch >= kSparseStartNs && construct_.marks * kSparseMarkCpuNs < construct_.cpu_ns &&
-                      (construct_.marks > 0 || construct_.cpu_ns >= stretch + kQuietStartSurplusNs);
+        std::uint64_t surplus = beyond(construct_.cpu_ns, 1, stretch);
+        bool sparse = stretch > 0 && construct_.marks * kSparseMarkCpuNs < construct_.cpu_ns &&
+                      (construct_.marks > 0 ? stretch >= kSparseStartNs || surplus >= kSparseStartNs
+                                            : surplus >= kQuietStartSurplusNs);
         if (now - since_ < kStartNs && !sparse) return false;
         start_confined(now);
         start_pending_ = true;
@@ -127,15 +129,24 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         probe_ = Progress{};
         return false;
     }
-    case Phase::probe:
+    case Phase::probe: {
         probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
-        if (now - since_ < kProbeNs) return false;
-        // A stalled job's probe (kStalledNs without a mark before it began: last_mark_ stays as
-        // the window left it) with too few marks to judge yet goes on (confine_check.hpp).
-        if (probe_.marks < kMinProbeMarks && since_ - last_mark_ >= kStalledNs && now - since_ < kMaxProbeNs)
-            return false;
+        // A stalled job's probe: kStalledNs without a mark before it began (last_mark_ stays as
+        // the window left it).
+        bool after_stall = since_ - last_mark_ >= kStalledNs;
+        if (now - since_ < kProbeNs) {
+            // One that reads far from hand-over bound, on marks and CPU enough, ends once it has
+            // cost a probe on two CPUs (confine_check.hpp: the same at any width).
+            bool plain = !after_stall && probe_.marks >= kMinProbeMarks &&
+                         beyond(probe_.cpu_ns, cpus_, now - since_) >= kProbeNs &&
+                         ratio(probe_, compared_ref_) <= kRatio / 2;
+            if (!plain) return false;
+        } else if (probe_.marks < kMinProbeMarks && after_stall && now - since_ < kMaxProbeNs) {
+            return false;  // too few marks to judge yet: goes on (confine_check.hpp)
+        }
         return decide(now, /*after_probe=*/true);
+    }
     case Phase::confirm: {
         // The cycle just ended ran as confirm_unconfined said.
         Progress& pool = confirm_[confirm_unconfined(confirm_cycle_)];
@@ -156,14 +167,23 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
     return true;
 }
 
-bool ConfineCheck::handover_bound(const Progress& unconfined, const Progress& confined) noexcept {
-    // Per CPU-second, unconfined against confined (confined.cpu_ns > 0: checked before deciding).
-    // A confined window without a mark reads as one mark: the ratio stays finite, and a job with
-    // little unconfined progress is not held on it.
+std::uint64_t ConfineCheck::beyond(std::uint64_t cpu_ns, int cpus, std::uint64_t wall_ns) noexcept {
+    std::uint64_t own = static_cast<std::uint64_t>(std::max(cpus, 1)) * wall_ns;
+    return cpu_ns > own ? cpu_ns - own : 0;
+}
+
+double ConfineCheck::ratio(const Progress& unconfined, const Progress& confined) noexcept {
+    // Per CPU-second, unconfined against confined. A confined window without a mark reads as one
+    // mark: the ratio stays finite, and a job with little unconfined progress is not held on it.
     Progress at_least_one = confined;
     at_least_one.marks = std::max<std::uint64_t>(confined.marks, 1);
     double confined_rate = at_least_one.per_cpu();
-    last_ratio_ = confined_rate > 0 ? unconfined.per_cpu() / confined_rate : 0;
+    return confined_rate > 0 ? unconfined.per_cpu() / confined_rate : 0;
+}
+
+bool ConfineCheck::handover_bound(const Progress& unconfined, const Progress& confined) noexcept {
+    // confined.cpu_ns > 0: checked before deciding.
+    last_ratio_ = ratio(unconfined, confined);
     bool busy = static_cast<double>(confined.cpu_ns) >=
                 kMinBusyShare * std::max(cpus_, 1) * static_cast<double>(confined.wall_ns);
     return unconfined.marks >= kMinProbeMarks && last_ratio_ > kRatio && busy;

@@ -67,19 +67,23 @@ public:
     // task program throttled to one CPU used 1.13 instead of 1.02; these cost it about 2%.
     static constexpr std::uint64_t kStartNs = 100'000'000;
     // A start whose job runs in a parallel construct that makes marks too sparse for a
-    // hand-over-bound job ends early, once that stretch of construct (from its first cycle end,
-    // begun anew at each cycle end outside one) has lasted kSparseStartNs:
-    // - with marks, but fewer than one per kSparseMarkCpuNs of the CPU it used. The peer suites'
+    // hand-over-bound job ends early, in a stretch of construct (from its first cycle end, begun
+    // anew at each cycle end outside one):
+    // - with marks, but fewer than one per kSparseMarkCpuNs of the CPU it used, once the stretch
+    //   has lasted kSparseStartNs or used kSparseStartNs of CPU beyond one CPU's worth (the same
+    //   on 2 CPUs; a cycle from 4 CPUs up). The peer suites'
     //   programs whose starts marked least (throttled, 2 CPUs) made 0.35-1.4 marks per CPU-ms
     //   there, NPB LU.W, which is hand-over bound, 1.1-1.3; LLVM's omp_for_collapse and
     //   omp_single over a thousand; GraphicsMagick's blur (guided chunks: none in its first 30
     //   ms, then one every 5-20 ms) 0.06.
-    // - without a mark, once it has also used kQuietStartSurplusNs of CPU beyond one CPU's worth
-    //   (40 ms on 2 CPUs, kSparseStartNs from 5 CPUs up). A markless stretch may be a hand-over
+    // - without a mark, once it has used kQuietStartSurplusNs of CPU beyond one CPU's worth (40
+    //   ms on 2 CPUs, 10 ms on 5, a cycle from 10 CPUs up). A markless stretch may be a hand-over
     //   phase whose hand-overs make no marks (a sweep of NPB LU's shape) rather than a long region
     //   of static loops; cut short, the rest of such a sweep runs confined at a twentieth of its
     //   speed until its first mark: tests/omp/omp_sweeps.c with 31 ms sweeps, the first at its
     //   start, took 2.3-5.8 s throttled (median 4.1) with a 10 ms cut, 1.7-2.3 s with this.
+    // Bounds in CPU beyond one CPU, not in wall time, so that a wide machine's start costs the
+    // co-runners what a 2-CPU machine's does (on 16 CPUs each ms of it takes 15 CPU-ms of theirs).
     // A long region of static loops runs as fast on one CPU with its threads time-shared, so the
     // rest of its start only takes the surplus CPUs from the co-runners, and that grows with the
     // machine's width: NPB EP.W at allotment 1 of 16 used 1.36-1.66 CPUs with a 45 ms start; a
@@ -95,6 +99,12 @@ public:
     static constexpr std::uint64_t kFirstCompareNs = 50'000'000;
     static constexpr std::uint64_t kFirstProbeNs = 250'000'000;
     static constexpr std::uint64_t kMaxRefNs = 1'600'000'000;
+    // A probe lasts kProbeNs, or less where it reads far from hand-over bound (at most kRatio / 2,
+    // with kMinProbeMarks marks) once it has used kProbeNs of CPU beyond the window's CPUs, what a
+    // probe at allotment 1 of 2 CPUs uses: the same on 2 CPUs, one cycle on 16, where its 15 ms
+    // took 225 CPU-ms from the co-runners (GraphicsMagick's blur at allotment 1 of 16 used 1.36
+    // CPUs, compute-bound BOTS programs up to 1.11; thirty-third session). A reading near or
+    // above the ratio, or after a stall (below), runs its whole length.
     static constexpr std::uint64_t kProbeNs = 15'000'000;
     // A probe of a job that made no mark in the last kStalledNs of its confined window (a sweep
     // stalled by confinement, below) that has fewer than kMinProbeMarks when kProbeNs is up, which
@@ -187,6 +197,10 @@ private:
     // Whether the ratio of `unconfined` to `confined` progress per CPU-second says hand-over bound
     // (sets last_ratio_).
     bool handover_bound(const Progress& unconfined, const Progress& confined) noexcept;
+    static double ratio(const Progress& unconfined, const Progress& confined) noexcept;
+    // The CPU time beyond `cpus` CPUs' worth over `wall_ns` (what a window unconfined took from
+    // the co-runners' CPUs).
+    static std::uint64_t beyond(std::uint64_t cpu_ns, int cpus, std::uint64_t wall_ns) noexcept;
     static constexpr bool confirm_unconfined(int cycle) noexcept { return cycle % 2 == 1; }
 
     Phase phase_ = Phase::idle;

@@ -14,15 +14,16 @@ namespace {
 constexpr std::uint64_t kConfirmNs = ConfineCheck::kConfirmCycles * kCycle;
 
 // Drives the check cycle by cycle: `confined_rate` / `free_rate` progress marks per CPU-ms while
-// confined / unconfined (1 CPU-ms per cycle confined, 2 unconfined: two threads on two CPUs).
+// confined / unconfined (1 CPU-ms per ms confined, `cpus` unconfined: a thread on each CPU).
 struct Job : CheckDriver<Job, ConfineCheck> {
     double confined_rate, free_rate;
+    int cpus;
     bool confined = false;  // what the check said at the previous cycle
-    Job(double c, double f) : confined_rate(c), free_rate(f) {}
+    Job(double c, double f, int n = 2) : confined_rate(c), free_rate(f), cpus(n) {}
     bool cycle(bool confinable = true) {
         now += kCycle;
         bool ran_confined = confined;
-        std::uint64_t cpu = (ran_confined ? 1 : 2) * kCycle;
+        std::uint64_t cpu = (ran_confined ? 1 : cpus) * kCycle;
         double rate = ran_confined ? confined_rate : free_rate;
         confined = check.step(now, marks(rate, static_cast<double>(cpu) / kMs), cpu, ran_confined ? 1 : 0, confinable) &&
                    confinable;
@@ -97,11 +98,12 @@ TEST_CASE("confine_check: a start without progress leaves the job to its first p
 }
 
 TEST_CASE("confine_check: a start spent in a construct with sparse marks ends early", "[confine_check]") {
-    // 10 ms of serial decoding, then one long region on all the job's CPUs, on 2 CPUs and on 16:
+    // 10 ms of serial decoding, then one long region on all the job's CPUs, on 2 to 16 CPUs:
     // NPB EP (static loops, no marks) and GraphicsMagick's blur (a guided chunk now and then).
     // The stretch of construct begins at its first cycle end (15 ms); with marks it ends the
-    // start after kSparseStartNs, without any once it has also used kQuietStartSurplusNs of CPU
-    // beyond one CPU's worth.
+    // start after kSparseStartNs, or once it has used as much CPU beyond one CPU's worth,
+    // without any once it has used kQuietStartSurplusNs beyond it: no later than a cycle after
+    // its first on wide machines.
     struct Shape {
         const char* what;
         int cpus;
@@ -111,8 +113,10 @@ TEST_CASE("confine_check: a start spent in a construct with sparse marks ends ea
     const Shape shapes[] = {
         {"no marks, 2 CPUs", 2, 0, 15'000'000 + ConfineCheck::kQuietStartSurplusNs},
         {"a mark every 20 ms, 2 CPUs", 2, 20'000'000, 15'000'000 + ConfineCheck::kSparseStartNs},
-        {"no marks, 16 CPUs", 16, 0, 15'000'000 + ConfineCheck::kSparseStartNs},
-        {"a mark every 5 ms, 16 CPUs", 16, kCycle, 15'000'000 + ConfineCheck::kSparseStartNs},
+        {"no marks, 5 CPUs", 5, 0, 15'000'000 + ConfineCheck::kSparseStartNs},
+        {"a mark every 20 ms, 4 CPUs", 4, 20'000'000, 15'000'000 + kCycle},
+        {"no marks, 16 CPUs", 16, 0, 15'000'000 + kCycle},
+        {"a mark every 5 ms, 16 CPUs", 16, kCycle, 15'000'000 + kCycle},
     };
     for (const Shape& shape : shapes) {
         INFO(shape.what);
@@ -182,6 +186,52 @@ TEST_CASE("confine_check: a compute-bound job stays confined, probed ever more r
     REQUIRE(probes <= 20);
     REQUIRE(unconfined <= 20000 / 100);
     REQUIRE(job.check.last_ratio() < 1.2);
+}
+
+TEST_CASE("confine_check: a probe far from hand-over bound costs what it costs on 2 CPUs", "[confine_check]") {
+    // Each probe's cycles: three (kProbeNs) on 2 CPUs; one on 16, where a compute-bound job's
+    // probe has marks enough and has used kProbeNs beyond its confined CPU within a cycle. A
+    // reading near the ratio (2x) runs its whole length on 16 CPUs too.
+    struct Shape {
+        const char* what;
+        int cpus;
+        double confined_rate, free_rate;
+        int probe_cycles;
+    };
+    const Shape shapes[] = {
+        {"compute-bound, 2 CPUs", 2, 10, 11, cycles(ConfineCheck::kProbeNs)},
+        {"compute-bound, 16 CPUs", 16, 10, 11, 1},
+        {"sparse marks, 16 CPUs", 16, 0.5, 0.5, 1},
+        {"twice as far unconfined, 16 CPUs", 16, 10, 20, cycles(ConfineCheck::kProbeNs)},
+    };
+    for (const Shape& shape : shapes) {
+        INFO(shape.what);
+        Job job(shape.confined_rate, shape.free_rate, shape.cpus);
+        int probes = 0, run = 0;
+        for (int i = 0; i < 2000; ++i) {  // 10 s: probes after 0.25, 1 and 4 s confined
+            job.cycle();
+            if (job.check.phase() == Phase::probe) {
+                ++run;
+            } else if (run > 0) {
+                REQUIRE(run == shape.probe_cycles);
+                ++probes;
+                run = 0;
+            }
+            REQUIRE(job.check.phase() != Phase::hold);
+            REQUIRE(job.check.phase() != Phase::confirm);
+        }
+        REQUIRE(probes == 3);
+    }
+}
+
+TEST_CASE("confine_check: a hand-over-bound job on 16 CPUs is found as on 2", "[confine_check]") {
+    Job job(0.1, 50, 16);  // its start has marks enough: compared at its end, no probe
+    REQUIRE(job.until(Phase::hold) * kCycle <=
+            ConfineCheck::kStartNs + ConfineCheck::kFirstCompareNs + kConfirmNs + 2 * kCycle);
+    // Its next probe, after the hold, reads it at once again.
+    REQUIRE(job.until(Phase::confined) > 0);
+    REQUIRE(job.until(Phase::hold) > 0);
+    REQUIRE(job.check.last_ratio() > 100);
 }
 
 TEST_CASE("confine_check: a hand-over-bound job is left unconfined, then measured again", "[confine_check]") {
