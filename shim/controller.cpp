@@ -502,12 +502,13 @@ void Controller::cycle(std::uint64_t now) noexcept {
                 "then measuring again", s.check.last_ratio(), static_cast<double>(s.check.hold_ns()) / 1e9);
     }
     // The width: only while the job holds processors that are CPUs of its own (not APSHIM_P above
-    // the cores), runs on no idle ones (the idle check asks about those first: a job it keeps to its
-    // own may then be probed on half of them), and nothing else decides its CPUs.
-    bool on_own = s.idle.count() == 0 || !opts_.use_idle || !s.idle_check.with_idle();
+    // the cores) and nothing else decides its CPUs. Its width is the processors it runs on, the
+    // idle ones it uses too (running_procs): a job whose desire flips between 1 and 2 alone runs on
+    // both CPUs either way, as its own or as its own and an idle one (docs/enforcement.md,
+    // thirty-fifth session).
     bool width_checking = a > 0 && opts_.width_check && opts_.confine && !confine::why_off() && markable &&
-                          !s.check.overrides() && on_own && s.P <= CPU_COUNT(&confine::original());
-    s.width_check.step(now, marks + region_ends, s.procs.count(), width_checking);
+                          !s.check.overrides() && s.P <= CPU_COUNT(&confine::original());
+    s.width_check.step(now, marks + region_ends, running_procs().count(), width_checking);
     if (s.width_check.decided())
         log(LogLevel::debug, "width check: %.2fx the progress per second on %d of %d processors",
             s.width_check.last_ratio(), s.width_check.probe_width(), s.procs.count());
@@ -533,6 +534,11 @@ void Controller::cycle(std::uint64_t now) noexcept {
                                region_ends, WidthCheck::name(s.width_check.phase())});
 }
 
+gat::ProcSet Controller::running_procs() const noexcept {
+    const Impl& s = *impl_;
+    return usable_procs(s.procs, s.idle, opts_.use_idle && s.idle_check.with_idle());
+}
+
 // Mutex held. 4. Adjust usage: split the allotment among the runtimes by their measured demand
 // (the last cycle's). Runtimes may create worker threads inside these calls; those inherit the
 // creating thread's name (HostIdentity) and its full signal mask. 5. Confine (when the table
@@ -549,10 +555,11 @@ void Controller::apply_allotment(bool confine_now) noexcept {
         }
     HostIdentity host(host_name_);
     int share[kMaxAdapters];
-    gat::ProcSet cpus = usable_procs(s.procs, s.idle, opts_.use_idle && s.idle_check.with_idle() && !s.width_check.narrows());
+    gat::ProcSet cpus = running_procs();
     // A width probe runs the job on half its processors; narrowed, it keeps to as many as it asks
-    // for until DP's answer comes (the next cycle).
-    if (s.width_check.narrows()) cpus = first_procs(cpus, s.width_check.probe_width());
+    // for (its own first, the idle ones it ran on too while DP gives it fewer).
+    if (s.width_check.narrows()) cpus = first_procs(s.procs, s.width_check.probe_width()) |
+                                        first_procs(cpus & ~s.procs, s.width_check.probe_width() - s.procs.count());
     int total = std::max(s.allotment, cpus.count());
     split_allotment(total, busy, n, share, n == s.split_n && total == s.split_total ? s.split : nullptr);
     std::copy(share, share + n, s.split);

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "adapters/adapter.hpp"
+#include "gat/placement.hpp"
 #include "shim/options.hpp"
 
 namespace apshim {
@@ -93,6 +94,9 @@ private:
     void cycle(std::uint64_t now) noexcept;
     bool follow_table() noexcept;
     void apply_allotment(bool confine_now) noexcept;
+    // The processors the job runs on now: its own, and the idle ones while it may use them (the
+    // width check's narrowing aside).
+    gat::ProcSet running_procs() const noexcept;
     void follow_quota(std::uint64_t now) noexcept;
     void read_others() noexcept;
     // Lending while quiet (APSHIM_LEND_MS; controller.cpp says when).

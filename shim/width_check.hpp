@@ -25,10 +25,13 @@
 // convoy), so a reference with those 100 ms in it reads xtb's gain as none (which is also why the
 // run just after a probe cannot tell a burst from a real gain).
 //
-// A job without marks (oneTBB, one long region), at one processor, on processors that do not
-// map one to one onto CPUs (APSHIM_P above the cores), or running on idle processors too (the
-// idle check asks about those first; a job it keeps to its own is probed on half of them) is
-// never probed. Pure logic, controller thread only.
+// The job's width is the processors it runs on: its own, and the idle ones while it uses them.
+// A job alone whose desire flips between 1 and 2 from cycle to cycle (threads busy half the time:
+// OpenBLAS-OpenMP under SciPy beside a CPU hog outside the table) runs on both CPUs either way;
+// counting its own alone, every flip started the window afresh and it was never probed (90-108 s
+// against 3-4 s narrowed; docs/enforcement.md, thirty-fifth session). A job without marks
+// (oneTBB, one long region), at one processor, or on processors that do not map one to one onto
+// CPUs (APSHIM_P above the cores) is never probed. Pure logic, controller thread only.
 #pragma once
 
 #include <cstdint>
@@ -78,8 +81,9 @@ public:
     int cap() const noexcept { return phase_ == Phase::narrowed ? narrow_ : 0; }
     // A probe runs the job on its first probe_width() processors only, and so does a hold.
     int probe_width() const noexcept { return narrow_; }
-    // Probing or narrowed: the job keeps off the idle processors too (a narrowed job alone leaves
-    // idle the processors it gave up; the idle check would hand them back).
+    // Probing or narrowed: the job runs on probe_width() processors, its own first, idle ones only
+    // to make up that many (a narrowed job alone leaves idle the processors it gave up; the idle
+    // check would hand them back).
     bool narrows() const noexcept { return phase_ == Phase::probe || phase_ == Phase::narrowed; }
     Phase phase() const noexcept { return phase_; }
     static const char* name(Phase p) noexcept;

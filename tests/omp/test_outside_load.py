@@ -1,0 +1,63 @@
+"""A job alone in its table beside load the table does not see: a process outside it (not under
+the shim) spinning on one CPU, as a user's compile or browser would. omp_phases' burst of tiny
+regions (tests/omp/omp_phases.c), two threads that meet at every region's end, is the shape of
+Debian's OpenBLAS-OpenMP under SciPy and Octave: natively beside such a hog each end waits for
+the thread that shares its CPU with the hog (SciPy's linear algebra took 67-81 s natively there,
+1.9 s with one thread). On one CPU of its own, beside the hog on the other, the team meets in
+place. The width check (shim/width_check.hpp) finds that: probed on half its CPUs it gets much
+further, and it is narrowed.
+
+The job's desire flips between 1 and 2 from cycle to cycle there (its threads are busy about half
+the time). Alone it runs on both CPUs either way, as its own or as its own and an idle one. The
+width check used to count only its own (docs/enforcement.md, thirty-fifth session), so every flip
+started its window afresh, and it never probed: 90-108 s for SciPy, 3 000 regions of the burst
+where natively beside the hog it made 13 000-29 000 and now 120 000. Checked: the native answer,
+and the trace's width_check column reaching `narrowed` (with APSHIM_WIDTH_CHECK=0: nothing
+checked). The counts of regions are printed, not checked: they are the machine's."""
+import os
+import subprocess
+import sys
+
+from apshim_test import Check, Shim, phases_in_order, require_two_cpus, stdout_words
+
+require_two_cpus("a hog on one CPU and a job on the other need two")
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("omp.outside_load")
+args = [prog, "2000", "4", "20"]  # a 2 s burst of tiny regions, then 4 regions of 20 ms per thread
+
+
+def words(out):
+    w = stdout_words(out)
+    return w.get("checksum"), w.get("regions")
+
+
+native = shim.run(args, shim.env(preload=False), timeout=60)
+answer, regions = words(native.stdout)
+check.expect(native.returncode == 0 and answer is not None, f"runs natively ({native.returncode}: {native.stdout.strip()})")
+print(f"natively, nothing else running: {regions} regions in the burst", flush=True)
+
+env = dict(os.environ)
+env.pop("LD_PRELOAD", None)
+hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], env=env, start_new_session=True)
+try:
+    r = shim.run(args, shim.env(preload=False), timeout=60)
+    print(f"natively beside the hog: {words(r.stdout)[1]} regions", flush=True)
+    for name, tag, kw in (("beside the hog", "hog", {}),
+                          ("beside the hog, the check off", "hog-off", {"APSHIM_WIDTH_CHECK": 0})):
+        run_env = shim.env(P=2, gat=shim.path(f"gat-{tag}"), trace=shim.path(f"trace-{tag}-%p.csv"), **kw)
+        r = shim.run(args, run_env, timeout=60)
+        got, regions = words(r.stdout)
+        check.expect(r.returncode == 0 and got == answer, f"{name}: the native answer ({r.stdout.strip()})")
+        rows = shim.trace_rows(f"trace-{tag}-")
+        flips = sum(a["desire"] != b["desire"] for a, b in zip(rows, rows[1:]))
+        phases = phases_in_order(rows, "width_check")
+        print(f"{name}: {regions} regions; the desire changed in {flips} of {len(rows)} cycles", flush=True)
+        if kw:
+            check.expect(phases == ["-"], f"{name}: nothing checked (phases in order {phases[:10]})")
+        else:
+            check.expect("narrowed" in phases, f"{name}: probed on one CPU and narrowed (phases in order {phases[:10]})")
+finally:
+    hog.kill()
+    hog.wait()
+check.done()
