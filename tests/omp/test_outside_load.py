@@ -14,11 +14,9 @@ started its window afresh, and it never probed: 90-108 s for SciPy, 3 000 region
 where natively beside the hog it made 13 000-29 000 and now 120 000. Checked: the native answer,
 and the trace's width_check column reaching `narrowed` (with APSHIM_WIDTH_CHECK=0: nothing
 checked). The counts of regions are printed, not checked: they are the machine's."""
-import os
-import subprocess
 import sys
 
-from apshim_test import Check, Shim, phases_in_order, require_two_cpus, stdout_words
+from apshim_test import Check, OutsideHog, Shim, phases_in_order, require_two_cpus, stdout_words
 
 require_two_cpus("a hog on one CPU and a job on the other need two")
 build, prog = sys.argv[1], sys.argv[2]
@@ -37,10 +35,7 @@ answer, regions = words(native.stdout)
 check.expect(native.returncode == 0 and answer is not None, f"runs natively ({native.returncode}: {native.stdout.strip()})")
 print(f"natively, nothing else running: {regions} regions in the burst", flush=True)
 
-env = dict(os.environ)
-env.pop("LD_PRELOAD", None)
-hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], env=env, start_new_session=True)
-try:
+with OutsideHog():
     r = shim.run(args, shim.env(preload=False), timeout=60)
     print(f"natively beside the hog: {words(r.stdout)[1]} regions", flush=True)
     for name, tag, kw in (("beside the hog", "hog", {}),
@@ -57,7 +52,4 @@ try:
             check.expect(phases == ["-"], f"{name}: nothing checked (phases in order {phases[:10]})")
         else:
             check.expect("narrowed" in phases, f"{name}: probed on one CPU and narrowed (phases in order {phases[:10]})")
-finally:
-    hog.kill()
-    hog.wait()
 check.done()

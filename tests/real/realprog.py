@@ -12,6 +12,8 @@ under the shim in three modes, each run bounded and measured from /proc (apshim_
              MIN_CAPACITY (other load), that check is inconclusive and the test exits SKIP (77)
              unless another check failed
   P8         the shim with APSHIM_P=8 on fewer cores: same output, no crash
+  beside a hog  (beside_hog, where a test asks) the shim alone in its table, a process outside it
+             spinning on one CPU: same output; the test checks what the trace shows
 
 A run that outlives its time-out gets gdb backtraces (when gdb is installed) printed, then its
 whole process group is SIGKILLed: no test leaves processes behind.
@@ -23,7 +25,7 @@ import shutil
 import subprocess
 import sys
 
-from apshim_test import SKIP, Check, Shim, read_trace, require_two_cpus, run_measured, wait_for
+from apshim_test import SKIP, Check, OutsideHog, Shim, read_trace, require_two_cpus, run_measured, wait_for
 
 THROTTLED_MAX_CPUS = 1.15
 # The throttled check has teeth only when the program could have used more than one CPU: its CPU
@@ -177,6 +179,16 @@ class RealProgram:
         m = self.run("P8", self.shim.env(P=8, gat=self.shim.path("gat-p8"), trace=trace, **self.extra), self.timeout)
         self.ok("P8", m)
         return m
+
+    def beside_hog(self):
+        """The shim alone in its table beside a CPU hog outside it (apshim_test.OutsideHog): the
+        same output; returns the run and its trace rows."""
+        trace = self.shim.path("trace-hog.%p")
+        with OutsideHog():
+            m = self.run("beside a hog", self.shim.env(P=2, gat=self.shim.path("gat-hog"), trace=trace, **self.extra),
+                         self.timeout)
+        self.ok("beside a hog", m)
+        return m, trace_rows(trace)
 
     def done(self):
         """Exits: 1 if a check failed (the test's directory, with inputs, outputs and traces, is

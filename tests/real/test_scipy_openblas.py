@@ -1,0 +1,36 @@
+"""SciPy with Debian's OpenMP build of OpenBLAS (libopenblas0-openmp, selected with LD_LIBRARY_PATH
+as for NumPy): LU, Cholesky, eigenvalues, SVD, QR, products, a matrix exponential and an FFT
+convolution (scipy_work.py), many of them short parallel regions of a team that meets at each
+one's end. Alone, throttled to allotment 1 by a co-runner, at APSHIM_P=8 (realprog.py), and alone
+in its table beside a CPU hog outside it: natively there it took 67-81 s on 2 cores (1.9 s with
+one thread), under the shim 90-108 s until the width check counted the idle processor the job runs
+on as its width (docs/enforcement.md, thirty-fifth session), 2.8-4.1 s since. Beside the hog the
+trace must show the width check narrowing the job (it gets further on one CPU of its own)."""
+import os
+
+from apshim_test import phases_in_order
+from realprog import RealProgram, build_dir, require
+
+OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+PYTHON = "/usr/bin/python3"
+WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scipy_work.py")
+
+
+def output_of(tag, m):
+    """Every line scipy_work.py printed, less the time on the last one."""
+    return [line.split(" time_s=")[0] for line in m.stdout.splitlines()]
+
+
+t = RealProgram("real.scipy_openblas", build_dir(), lambda tag: [PYTHON, WORK], output_of,
+                env={"LD_LIBRARY_PATH": OPENBLAS_OPENMP + (":" + os.environ["LD_LIBRARY_PATH"]
+                                                            if os.environ.get("LD_LIBRARY_PATH") else "")})
+require(t.check, PYTHON, os.path.join(OPENBLAS_OPENMP, "libopenblas.so.0"),
+        "/usr/lib/python3/dist-packages/scipy/__init__.py")
+t.native()
+t.alone()
+t.throttled()
+t.p8()
+m, rows = t.beside_hog()
+phases = phases_in_order(rows, "width_check")
+t.check.expect("narrowed" in phases, f"beside a hog: the width check narrowed the job (phases in order {phases[:12]})")
+t.done()
