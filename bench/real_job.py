@@ -9,6 +9,7 @@ apshim-cap) becomes the program's own knob, and the job prints one line
     real_job.py gmloop DIR [--threads N]        a pipeline: 10 short gm processes in a row (quick: 5),
                                                 each `gm convert DIR/small.ppm -blur 0x24`, about 0.3 s
     real_job.py numpy DIR [--threads N]         tests/real/numpy_work.py on OpenMP OpenBLAS
+    real_job.py scipy DIR [--threads N]         tests/real/scipy_work.py (SciPy's LAPACK, BLAS, FFT) on it
     real_job.py flexbar DIR [--threads N]       flexbar (oneTBB) adapter removal on DIR/reads.fastq
     real_job.py sklearn DIR [--threads N]       tests/real/sklearn_work.py: scikit-learn gradient boosting
     real_job.py opencv DIR [--threads N]        tests/real/opencv_work.py: OpenCV filters (oneTBB, via Python)
@@ -44,6 +45,7 @@ OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 # BENCH_PYTHON names another (a machine whose scikit-learn lives in a virtual environment).
 PYTHON = os.environ.get("BENCH_PYTHON", "/usr/bin/python3")
 NUMPY_ARGS = {False: ["2800", "6", "4000000"], True: ["1200", "4", "600000"]}
+SCIPY_ARGS = {False: ["1300"], True: ["650"]}
 SKLEARN_ARGS = {False: ["60000", "150"], True: ["20000", "60"]}
 OPENCV_ROUNDS = {False: "12", True: "4"}
 GM_SIZE = {False: (1600, 1200), True: (800, 600)}
@@ -57,6 +59,9 @@ LOOP_RUNS = {False: 10, True: 5}
 # BENCH_REPEAT=N runs the program N times in a row as one job (a batch): on a machine with many
 # more cores than the 2 the inputs were sized for, jobs that end in half a second barely overlap.
 REPEAT = max(1, int(os.environ.get("BENCH_REPEAT", "1")))
+# BENCH_OUTSIDE_HOG=1: a process outside the shim and its table (no LD_PRELOAD, no APSHIM_*) spins
+# on one CPU for as long as the job runs, as a user's compile or browser would: load no table sees.
+HOG = os.environ.get("BENCH_OUTSIDE_HOG") == "1"
 # BENCH_WIDTH=N: without --threads, each program runs N threads instead of one per CPU
 # (OMP_NUM_THREADS=N, `flexbar -n N`, cv2.setNumThreads(N)), as a program sized for a machine with
 # N cores runs here. bench/run.py drops the caller's OMP_* variables, so this is the way to ask.
@@ -171,6 +176,9 @@ def run_once(kind, folder, quick, threads, env):
         elif kind == "numpy":
             env["LD_LIBRARY_PATH"] = OPENBLAS_OPENMP + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
             line, r = run_work(kind, "numpy_work.py", NUMPY_ARGS[quick], env)
+        elif kind == "scipy":
+            env["LD_LIBRARY_PATH"] = OPENBLAS_OPENMP + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+            line, r = run_work(kind, "scipy_work.py", SCIPY_ARGS[quick], env)
         elif kind == "sklearn":
             line, r = run_work(kind, "sklearn_work.py", SKLEARN_ARGS[quick], env)
         elif kind == "opencv":
@@ -218,13 +226,23 @@ def main(argv):
     with open(os.path.join(folder, "stamp")) as f:
         quick = "quick=True" in f.read()
     env = dict(os.environ)
-    if threads is not None and kind in ("gm", "gmloop", "numpy", "sklearn", "xtb"):
+    if threads is not None and kind in ("gm", "gmloop", "numpy", "scipy", "sklearn", "xtb"):
         env["OMP_NUM_THREADS"] = str(threads)
+    hog = None
+    if HOG:
+        hog_env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_")}
+        hog_env.pop("LD_PRELOAD", None)
+        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], env=hog_env, start_new_session=True)
     start = time.monotonic()
-    for _ in range(REPEAT):
-        line, r = run_once(kind, folder, quick, threads, env)
-        if r.returncode != 0:
-            break
+    try:
+        for _ in range(REPEAT):
+            line, r = run_once(kind, folder, quick, threads, env)
+            if r.returncode != 0:
+                break
+    finally:
+        if hog:
+            hog.kill()
+            hog.wait()
     print(f"{line} time_s={time.monotonic() - start:.3f}", flush=True)
     if r.returncode != 0:
         why = f"killed by signal {-r.returncode}" if r.returncode < 0 else f"exit status {r.returncode}"

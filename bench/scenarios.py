@@ -333,6 +333,16 @@ def real_solo(build, P, quick=False, kind="tesseract"):
                     prepare=pair.prepare)
 
 
+def real_outside_hog(build, P, quick=False, kind="scipy"):
+    """One real program alone in its table beside a CPU hog outside it (bench/real_job.py,
+    BENCH_OUTSIDE_HOG): load no table sees, as a user's compile would make."""
+    pair = real_pair(build, P, quick, kind, kind)
+    job = Job(kind, pair.jobs[0].argv, 0.0, env={"BENCH_OUTSIDE_HOG": "1"})
+    return Scenario(f"real_{kind}_hog", f"A real program alone beside a CPU hog outside the table: {kind}.", [job],
+                    ["native", "one-worker", "load_balance", "apshim"], 2 if quick else 5, P, timeout_s=300,
+                    notes=REAL_NOTE, prepare=pair.prepare)
+
+
 ALL = {
     "real_gm_numpy": real_pair,
     "real_numpy_flexbar": lambda build, P, quick=False: real_pair(build, P, quick, "numpy", "flexbar"),
@@ -358,6 +368,9 @@ ALL = {
     # threads than with one, natively); alone and beside gm.
     "real_xtb": lambda build, P, quick=False: real_solo(build, P, quick, "xtb"),
     "real_xtb_gm": lambda build, P, quick=False: real_pair(build, P, quick, "xtb", "gm"),
+    # SciPy on OpenMP OpenBLAS alone beside a CPU hog outside the table: a team that meets at every
+    # short region's end, one of its CPUs shared with load the table does not see.
+    "real_scipy_hog": real_outside_hog,
     "loopy_inst": loopy_inst,
     "phases_pair": phases_pair,
     "tbb_pair": tbb_pair,
