@@ -232,7 +232,8 @@ def main(argv):
     if HOG:
         hog_env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_")}
         hog_env.pop("LD_PRELOAD", None)
-        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], env=hog_env, start_new_session=True)
+        hog = subprocess.Popen([sys.executable, os.path.join(HERE, "..", "tests", "support", "cpu_hog.py")], env=hog_env,
+                               start_new_session=True)
     start = time.monotonic()
     try:
         for _ in range(REPEAT):

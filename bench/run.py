@@ -20,6 +20,7 @@ import csv
 import math
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -45,12 +46,17 @@ def job_env(job, env_changes):
 def run_job(sc, job, extra_argv, env, timeout_s):
     argv = job.argv + (extra_argv if job.accepts_threads else [])
     start = time.monotonic()
-    p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A process group of its own, killed whole: a job's children (a real program under
+    # bench/real_job.py) hold its pipes, and killing the job alone left communicate() waiting for them.
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, process_group=0)
     try:
         out, err = p.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        p.kill()
+        os.killpg(p.pid, signal.SIGKILL)
         out, err = p.communicate()
+    except BaseException:  # Ctrl-C: the group is not the terminal's foreground group, so take it along
+        os.killpg(p.pid, signal.SIGKILL)
+        raise
     end = time.monotonic()
     return start, end, p.returncode, out or "", err or ""
 

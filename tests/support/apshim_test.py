@@ -534,12 +534,14 @@ class CoRunner:
 
 class OutsideHog:
     """Load the table does not see: a process outside it (no shim, no APSHIM_*), in a session of
-    its own, spinning on one CPU for as long as the `with` lasts, as a user's compile would."""
+    its own, spinning on one CPU for as long as the `with` lasts (cpu_hog.py), as a user's compile
+    would."""
 
     def __enter__(self):
         env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_")}
         env.pop("LD_PRELOAD", None)
-        self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"], env=env, start_new_session=True)
+        hog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cpu_hog.py")
+        self.proc = subprocess.Popen([sys.executable, hog], env=env, start_new_session=True)
         return self
 
     def __exit__(self, *exc):
