@@ -508,14 +508,15 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // thirty-fifth session).
     bool width_checking = a > 0 && opts_.width_check && opts_.confine && !confine::why_off() && markable &&
                           !s.check.overrides() && s.P <= CPU_COUNT(&confine::original());
-    s.width_check.step(now, marks + region_ends, running_procs().count(), width_checking);
+    int width = running_procs().count();
+    s.width_check.step(now, marks + region_ends, width, width_checking);
     if (s.width_check.decided())
         log(LogLevel::debug, "width check: %.2fx the progress per second on %d of %d processors",
-            s.width_check.last_ratio(), s.width_check.probe_width(), s.procs.count());
+            s.width_check.last_ratio(), s.width_check.probe_width(), width);
     if (s.width_check.first_narrowing_now())
-        log(LogLevel::info, "the job gets %.1fx as far per second on %d processors as on its %d: asking for no more "
-            "than %d (measured again now and then)", s.width_check.last_ratio(), s.width_check.probe_width(),
-            s.procs.count(), s.width_check.probe_width());
+        log(LogLevel::info, "the job gets %.1fx as far per second on %d processors as on the %d it ran on: asking for no more "
+            "than %d (measured again now and then)", s.width_check.last_ratio(), s.width_check.probe_width(), width,
+            s.width_check.probe_width());
     // The idle processors: only while they are there to use and nothing else decides the job's CPUs.
     bool idle_checking = a > 0 && opts_.use_idle && opts_.idle_check && opts_.confine && !confine::why_off() &&
                          !s.width_check.narrows();
