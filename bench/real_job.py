@@ -28,6 +28,7 @@ OMP_NUM_THREADS=N for xtb (which its pthreads OpenBLAS reads too). The inputs'
 sizes (written by `prepare`, --quick for smaller ones) decide the run times: about 2-5 s each
 alone natively on 2 idle cores (quick: about 1 s).
 """
+import contextlib
 import hashlib
 import os
 import re
@@ -39,6 +40,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REAL_TESTS = os.path.join(HERE, "..", "tests", "real")
 sys.path.insert(0, REAL_TESTS)
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
+from cpu_hog import OutsideHog  # noqa: E402
 
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 # The Python that runs tests/real's NumPy, scikit-learn and OpenCV work: Debian's, unless
@@ -228,22 +231,12 @@ def main(argv):
     env = dict(os.environ)
     if threads is not None and kind in ("gm", "gmloop", "numpy", "scipy", "sklearn", "xtb"):
         env["OMP_NUM_THREADS"] = str(threads)
-    hog = None
-    if HOG:
-        hog_env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_")}
-        hog_env.pop("LD_PRELOAD", None)
-        hog = subprocess.Popen([sys.executable, os.path.join(HERE, "..", "tests", "support", "cpu_hog.py")], env=hog_env,
-                               start_new_session=True)
     start = time.monotonic()
-    try:
+    with OutsideHog() if HOG else contextlib.nullcontext():
         for _ in range(REPEAT):
             line, r = run_once(kind, folder, quick, threads, env)
             if r.returncode != 0:
                 break
-    finally:
-        if hog:
-            hog.kill()
-            hog.wait()
     print(f"{line} time_s={time.monotonic() - start:.3f}", flush=True)
     if r.returncode != 0:
         why = f"killed by signal {-r.returncode}" if r.returncode < 0 else f"exit status {r.returncode}"

@@ -16,7 +16,8 @@ and the trace's width_check column reaching `narrowed` (with APSHIM_WIDTH_CHECK=
 checked). The counts of regions are printed, not checked: they are the machine's."""
 import sys
 
-from apshim_test import Check, OutsideHog, Shim, phases_in_order, require_two_cpus, stdout_words
+from apshim_test import Check, Shim, phases_in_order, require_two_cpus, stdout_words
+from cpu_hog import OutsideHog
 
 require_two_cpus("a hog on one CPU and a job on the other need two")
 build, prog = sys.argv[1], sys.argv[2]

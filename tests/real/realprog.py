@@ -25,7 +25,8 @@ import shutil
 import subprocess
 import sys
 
-from apshim_test import SKIP, Check, OutsideHog, Shim, read_trace, require_two_cpus, run_measured, wait_for
+from apshim_test import SKIP, Check, Shim, read_trace, require_two_cpus, run_measured, wait_for
+from cpu_hog import OutsideHog
 
 THROTTLED_MAX_CPUS = 1.15
 # The throttled check has teeth only when the program could have used more than one CPU: its CPU
@@ -181,7 +182,7 @@ class RealProgram:
         return m
 
     def beside_hog(self):
-        """The shim alone in its table beside a CPU hog outside it (apshim_test.OutsideHog): the
+        """The shim alone in its table beside a CPU hog outside it (cpu_hog.OutsideHog): the
         same output; returns the run and its trace rows."""
         trace = self.shim.path("trace-hog.%p")
         with OutsideHog():

@@ -532,23 +532,6 @@ class CoRunner:
         self.proc.wait(timeout=10)
 
 
-class OutsideHog:
-    """Load the table does not see: a process outside it (no shim, no APSHIM_*), in a session of
-    its own, spinning on one CPU for as long as the `with` lasts (cpu_hog.py), as a user's compile
-    would."""
-
-    def __enter__(self):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_")}
-        env.pop("LD_PRELOAD", None)
-        hog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cpu_hog.py")
-        self.proc = subprocess.Popen([sys.executable, hog], env=env, start_new_session=True)
-        return self
-
-    def __exit__(self, *exc):
-        self.proc.kill()
-        self.proc.wait()
-
-
 def pypi_libgomp_program(build, program):
     """(copy, lib, how): a copy of `program` (a gcc OpenMP test program) under build/runtimes whose
     DT_NEEDED libgomp.so.1 is replaced by the file name of the libgomp that PyPI's scikit-learn
