@@ -11,19 +11,30 @@ The job's desire flips between 1 and 2 from cycle to cycle there (its threads ar
 the time). Alone it runs on both CPUs either way, as its own or as its own and an idle one. The
 width check used to count only its own (docs/enforcement.md, thirty-fifth session), so every flip
 started its window afresh, and it never probed: 90-108 s for SciPy, 3 000 regions of the burst
-where natively beside the hog it made 13 000-29 000 and now 120 000. Checked: the native answer,
-and the trace's width_check column reaching `narrowed` (with APSHIM_WIDTH_CHECK=0: nothing
-checked). The counts of regions are printed, not checked: they are the machine's."""
+where natively beside the hog it made 13 000-29 000 and now 120 000.
+
+The job runs niced (cpu_hog.JOB_NICE), as a batch job would: how much of a shared CPU the hog
+takes is the kernel's grouping's to decide (autogroup on this project's VMs, none in CI's
+cgroups, where at the job's own priority the team barely noticed the hog and was rightly kept
+wide: cpu_hog.py). The premise is measured first, natively: the team of two confined to one CPU
+must get at least PREMISE times as far as on both beside the hog, or the narrowing is not asked
+for (printed as INCONCLUSIVE). Checked: the native answer, and the trace's width_check column
+reaching `narrowed` (with APSHIM_WIDTH_CHECK=0: nothing checked). The counts of regions are
+printed, not checked: they are the machine's."""
+import os
 import sys
 
 from apshim_test import Check, Shim, phases_in_order, require_two_cpus, stdout_words
-from cpu_hog import OutsideHog
+from cpu_hog import JOB_NICE, OutsideHog
 
 require_two_cpus("a hog on one CPU and a job on the other need two")
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.outside_load")
 args = [prog, "2000", "4", "20"]  # a 2 s burst of tiny regions, then 4 regions of 20 ms per thread
+# Measured with the job niced, one CPU against both, autogroup on or off: libgomp 14x-350x, libomp
+# 3.1x-3.2x (its team waits for each other less: it narrows all the same).
+PREMISE = 2
 
 
 def words(out):
@@ -37,12 +48,22 @@ check.expect(native.returncode == 0 and answer is not None, f"runs natively ({na
 print(f"natively, nothing else running: {regions} regions in the burst", flush=True)
 
 with OutsideHog():
-    r = shim.run(args, shim.env(preload=False), timeout=60)
-    print(f"natively beside the hog: {words(r.stdout)[1]} regions", flush=True)
+    r = shim.run([*JOB_NICE, *args], shim.env(preload=False), timeout=60)
+    wide = int(words(r.stdout)[1] or 0)
+    one_cpu = str(min(os.sched_getaffinity(0)))
+    r = shim.run([*JOB_NICE, "taskset", "-c", one_cpu, *args], dict(shim.env(preload=False), OMP_NUM_THREADS="2"),
+                 timeout=60)
+    narrow = int(words(r.stdout)[1] or 0)
+    premise = narrow >= PREMISE * max(wide, 1)
+    print(f"natively beside the hog: {wide} regions on both CPUs, {narrow} with the team on one CPU of its own",
+          flush=True)
+    if not premise:
+        print(f"INCONCLUSIVE: the kernel here lets the team on both CPUs get within {PREMISE}x of one CPU beside "
+              "the hog, so narrowing is not asked for", flush=True)
     for name, tag, kw in (("beside the hog", "hog", {}),
                           ("beside the hog, the check off", "hog-off", {"APSHIM_WIDTH_CHECK": 0})):
         run_env = shim.env(P=2, gat=shim.path(f"gat-{tag}"), trace=shim.path(f"trace-{tag}-%p.csv"), **kw)
-        r = shim.run(args, run_env, timeout=60)
+        r = shim.run([*JOB_NICE, *args], run_env, timeout=60)
         got, regions = words(r.stdout)
         check.expect(r.returncode == 0 and got == answer, f"{name}: the native answer ({r.stdout.strip()})")
         rows = shim.trace_rows(f"trace-{tag}-")
@@ -51,6 +72,6 @@ with OutsideHog():
         print(f"{name}: {regions} regions; the desire changed in {flips} of {len(rows)} cycles", flush=True)
         if kw:
             check.expect(phases == ["-"], f"{name}: nothing checked (phases in order {phases[:10]})")
-        else:
+        elif premise:
             check.expect("narrowed" in phases, f"{name}: probed on one CPU and narrowed (phases in order {phases[:10]})")
 check.done()

@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 from apshim_test import SKIP, Check, Shim, read_trace, require_two_cpus, run_measured, wait_for
-from cpu_hog import OutsideHog
+from cpu_hog import JOB_NICE, OutsideHog
 
 THROTTLED_MAX_CPUS = 1.15
 # The throttled check has teeth only when the program could have used more than one CPU: its CPU
@@ -90,8 +90,8 @@ class RealProgram:
         self.threads = threads
         self.same = same
 
-    def run(self, tag, env, timeout):
-        m = run_measured(self.make_argv(tag), env, timeout, cwd=self.cwd_of(tag))
+    def run(self, tag, env, timeout, prefix=()):
+        m = run_measured([*prefix, *self.make_argv(tag)], env, timeout, cwd=self.cwd_of(tag))
         masks = ", ".join(f"{k}: {v}" for k, v in sorted(m.masks.items(), key=lambda kv: -kv[1]))
         print(f"[{tag}] {m.describe()}; threads {len(m.threads)}; CPU masks (thread-samples) {masks}", flush=True)
         if m.timed_out:
@@ -182,12 +182,14 @@ class RealProgram:
         return m
 
     def beside_hog(self):
-        """The shim alone in its table beside a CPU hog outside it (cpu_hog.OutsideHog): the
-        same output; returns the run and its trace rows."""
+        """The shim alone in its table beside a CPU hog outside it (cpu_hog.OutsideHog), the
+        program niced below it as a batch job (cpu_hog.JOB_NICE: then the hog takes most of any
+        CPU they share, whatever the kernel's grouping): the same output; returns the run and its
+        trace rows."""
         trace = self.shim.path("trace-hog.%p")
         with OutsideHog():
             m = self.run("beside a hog", self.shim.env(P=2, gat=self.shim.path("gat-hog"), trace=trace, **self.extra),
-                         self.timeout)
+                         self.timeout, prefix=JOB_NICE)
         self.ok("beside a hog", m)
         return m, trace_rows(trace)
 
