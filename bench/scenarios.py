@@ -341,7 +341,7 @@ def real_outside_hog(build, P, quick=False, kind="scipy"):
     there after 11 minutes; bench/results/2026-11-30d-scipy-hog-dev2core). How much the hog
     takes from the job natively is the kernel's grouping's to decide (tests/support/cpu_hog.py):
     with autogroup, as on the dev VM, SciPy took 67.6 s natively; where the hog and the job share a
-    cgroup and are not niced (CI's machine), 2.8 s, and the shim keeps such a job wide."""
+    cgroup and are not niced (CI's machine), 2.8 s (1.5 s with one thread)."""
     pair = real_pair(build, P, quick, kind, kind)
     job = Job(kind, pair.jobs[0].argv, 0.0, env={"BENCH_OUTSIDE_HOG": "1"})
     return Scenario(f"real_{kind}_hog", f"A real program alone beside a CPU hog outside the table: {kind}.", [job],
