@@ -24,6 +24,7 @@
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/parking.hpp"
 #include "adapters/omp/thread_state.hpp"
+#include "adapters/omp/whole_team.hpp"
 
 namespace apshim::omp_adapter {
 namespace {
@@ -103,19 +104,34 @@ void run_region(void* p) {
 }
 
 // The team for a region about to start, capped by the allotment when outermost. Lives for the
-// region: the threads it reserved (omp_state.hpp: reserve_team) go back when it ends.
+// region: the threads it reserved (omp_state.hpp: reserve_team) go back when it ends. A region
+// forked from `site` in a library that needs whole teams (whole_team.hpp) is not capped, and
+// libgomp's own dynamic adjustment is off for it: the forking thread's dyn-var, back on at the
+// end (libgomp sizes the team from it when the region starts).
 class OutermostTeam {
 public:
-    explicit OutermostTeam(unsigned num_threads) : size_(num_threads) {
+    OutermostTeam(unsigned num_threads, const void* site) : size_(num_threads) {
         if (!gomp.outermost()) return;
         mark_external(g_gomp_state, t_state);  // the forking thread (busy.hpp)
         bool opted_in = shrink_allowed_by_user();
         ForkIcvs icvs = gomp.icvs(/*need_max=*/opted_in || num_threads == 0);
+        if ((icvs.dynamic || opted_in) && needs_whole_team(site)) {
+            opted_in = false;
+            auto set_dynamic = gomp.set_dynamic.get();
+            if (icvs.dynamic && set_dynamic) {
+                set_dynamic(0);
+                dynamic_back_ = set_dynamic;
+            }
+            icvs.dynamic = false;
+        }
         int n = reserve_team(g_gomp_state, static_cast<int>(num_threads), icvs, opted_in, reserved_);
         note_fork(g_gomp_state, n > 0 ? n : icvs.max_threads);
         if (n > 0) size_ = static_cast<unsigned>(n);
     }
-    ~OutermostTeam() { release_team(g_gomp_state, reserved_); }
+    ~OutermostTeam() {
+        release_team(g_gomp_state, reserved_);
+        if (dynamic_back_) dynamic_back_(1);
+    }
     OutermostTeam(const OutermostTeam&) = delete;
     OutermostTeam& operator=(const OutermostTeam&) = delete;
     unsigned size() const { return size_; }
@@ -123,6 +139,7 @@ public:
 private:
     unsigned size_;
     int reserved_ = 0;
+    void (*dynamic_back_)(int) = nullptr;  // libgomp's omp_set_dynamic, where dyn-var is off for the region
 };
 
 
@@ -207,7 +224,7 @@ APSHIM_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_thr
         return real_fn(fn, data, num_threads, flags);
     }
     Region region{fn, data};
-    OutermostTeam team(num_threads);
+    OutermostTeam team(num_threads, APSHIM_CALLER);
     real_fn(&run_region, &region, team.size(), flags);
 }
 
@@ -224,7 +241,7 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
         return real_fn(fn, data, num_threads, count, flags);
     }
     Region region{fn, data};
-    OutermostTeam team(num_threads);
+    OutermostTeam team(num_threads, APSHIM_CALLER);
     real_fn(&run_region, &region, team.size(), count, flags);
 }
 
@@ -240,7 +257,7 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
             return real_fn(fn, data, n, start, end, incr, chunk, flags);                                     \
         }                                                                                                    \
         Region region{fn, data};                                                                             \
-        OutermostTeam team(n);                                                                               \
+        OutermostTeam team(n, APSHIM_CALLER);                                                                \
         real_fn(&run_region, &region, team.size(), start, end, incr, chunk, flags);                          \
     }
 #define APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(name)                                                              \
@@ -253,7 +270,7 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
             return real_fn(fn, data, n, start, end, incr, flags);                                            \
         }                                                                                                    \
         Region region{fn, data};                                                                             \
-        OutermostTeam team(n);                                                                               \
+        OutermostTeam team(n, APSHIM_CALLER);                                                                \
         real_fn(&run_region, &region, team.size(), start, end, incr, flags);                                 \
     }
 APSHIM_GOMP_PARALLEL_LOOP(GOMP_parallel_loop_static)

@@ -33,6 +33,7 @@
 #include "adapters/omp/parking.hpp"
 #include "adapters/omp/thread_state.hpp"
 #include "adapters/omp/waiting.hpp"
+#include "adapters/omp/whole_team.hpp"
 
 namespace apshim::omp_adapter {
 namespace {
@@ -217,10 +218,24 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
     if (hooks_on() && kmp.outermost()) {
         bool opted_in = shrink_allowed_by_user();
         ForkIcvs icvs = kmp.icvs(/*need_max=*/opted_in);
+        // A library that needs whole teams (whole_team.hpp) gets them from the shim, and, where
+        // the region's end is seen (ompt_hooks.cpp turns dyn-var back on there), from libomp too:
+        // this thread's dyn-var is off for the region (libomp's load-balance rule gave the
+        // stand-in a team of one under the shim, tests/omp/test_whole_team.py).
+        bool sees_ends = g_kmp_state.sees_region_ends.load(std::memory_order_relaxed);
+        void (*dynamic_back)(int) = nullptr;
+        if ((icvs.dynamic || opted_in) && needs_whole_team(site)) {
+            auto set_dynamic = kmp.set_dynamic.get();
+            if (icvs.dynamic && sees_ends && set_dynamic) {
+                set_dynamic(0);
+                dynamic_back = set_dynamic;
+            }
+            opted_in = icvs.dynamic = false;
+        }
         int n, reserved = 0;
-        if (g_kmp_state.sees_region_ends.load(std::memory_order_relaxed)) {
+        if (sees_ends) {
             n = reserve_team(g_kmp_state, clause, icvs, opted_in, reserved);
-            kmp_outermost_fork(reserved);
+            kmp_outermost_fork(reserved, dynamic_back);
         } else {
             n = team_size(g_kmp_state, clause, icvs, opted_in);
         }

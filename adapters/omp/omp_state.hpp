@@ -97,7 +97,8 @@ struct ForkIcvs {
 // Then the team is min(the request or max_threads, the highest allotment of the last
 // RecentMax::kCycles cycles), never more than the program was told; before the first allotment
 // the full request. Either way the allotment is enforced by confinement (shim/confine.hpp) and,
-// inside regions, by parking at chunk fetches (parking.hpp).
+// inside regions, by parking at chunk fetches (parking.hpp). A region forked from a library that
+// needs whole teams (whole_team.hpp: OpenBLAS) is asked for with neither permission by the hooks.
 int team_size(const State& s, int requested, const ForkIcvs& icvs, bool opted_in) noexcept;
 
 // team_size(), further capped so that the extra threads of all concurrent outermost teams stay
@@ -113,14 +114,19 @@ template <typename Anchor>
 struct OmpQueries {
     using IntFn = int (*)();
     BesideFn<IntFn, Anchor> level, thread_num, dynamic, max_threads;
+    // The runtime's own omp_set_dynamic, not the shim's (omp_env.cpp), which would take the
+    // shim's call for the program's: for whole teams (whole_team.hpp).
+    BesideFn<void (*)(int), Anchor> set_dynamic;
     constexpr explicit OmpQueries(NextFn<Anchor>& anchor) noexcept
         : level(anchor, "omp_get_level"), thread_num(anchor, "omp_get_thread_num"),
-          dynamic(anchor, "omp_get_dynamic"), max_threads(anchor, "omp_get_max_threads") {}
+          dynamic(anchor, "omp_get_dynamic"), max_threads(anchor, "omp_get_max_threads"),
+          set_dynamic(anchor, "omp_set_dynamic") {}
     void resolve_at_load() noexcept {
         level.resolve_at_load();
         thread_num.resolve_at_load();
         dynamic.resolve_at_load();
         max_threads.resolve_at_load();
+        set_dynamic.resolve_at_load();
     }
     // True on the thread of an outermost fork (nesting level 0).
     bool outermost() noexcept {

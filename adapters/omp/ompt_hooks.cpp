@@ -13,6 +13,7 @@
 //                     1); confinement (shim/confine.hpp) enforces the allotment on task code.
 // No locks, no allocation, no logging here: the controller reports what went wrong.
 #include <cstdlib>
+#include <utility>
 
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/ompt_abi.hpp"
@@ -31,6 +32,9 @@ struct RegionReservation {
     int owned = 0;    // reserved for the region now open
     int depth = 0;    // regions this thread encountered that are still open
     const void* codeptr = nullptr;  // the outermost of them: its code address (ends_region)
+    // libomp's omp_set_dynamic where the fork turned this thread's dyn-var off for a library that
+    // needs its whole team (kmp_hooks.cpp, whole_team.hpp): called with 1 when the region ends.
+    void (*dynamic_back)(int) = nullptr;
 };
 __attribute__((tls_model("initial-exec"))) thread_local RegionReservation t_reservation;
 
@@ -49,6 +53,7 @@ void on_parallel_end(ompt::Data*, ompt::Data*, int, const void*) {
         release_team(g_kmp_state, r.owned);
         r.owned = 0;
         r.codeptr = nullptr;
+        if (auto back = std::exchange(r.dynamic_back, nullptr)) back(1);
     }
 }
 
@@ -161,14 +166,16 @@ void finalize(ompt::Data*) {}
 
 ThreadState& kmp_thread_state() noexcept { return t_state; }
 
-void kmp_outermost_fork(int reserved) noexcept {
+void kmp_outermost_fork(int reserved, void (*dynamic_back)(int)) noexcept {
     RegionReservation& r = t_reservation;
     // At an outermost fork this thread has no region open: whatever it still holds is from a
     // region whose end was not reported; give it back rather than starve concurrent roots.
     release_team(g_kmp_state, r.pending + r.owned);
+    if (r.dynamic_back && r.dynamic_back != dynamic_back) r.dynamic_back(1);
     r.pending = reserved;
     r.owned = 0;
     r.depth = 0;
+    r.dynamic_back = dynamic_back;
 }
 
 }  // namespace apshim::omp_adapter

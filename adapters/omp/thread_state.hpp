@@ -248,6 +248,8 @@ ThreadState& kmp_thread_state() noexcept;
 
 namespace apshim::omp_adapter {
 // kmp_hooks.cpp, at an outermost fork: the calling thread reserved `reserved` extra threads for
-// the region it is about to start; ompt_hooks.cpp gives them back when the region ends.
-void kmp_outermost_fork(int reserved) noexcept;
+// the region it is about to start; ompt_hooks.cpp gives them back when the region ends, and calls
+// `dynamic_back` (libomp's omp_set_dynamic, or null) with 1 there: the fork turned the thread's
+// dyn-var off for a library that needs its whole team (whole_team.hpp).
+void kmp_outermost_fork(int reserved, void (*dynamic_back)(int) = nullptr) noexcept;
 }  // namespace apshim::omp_adapter

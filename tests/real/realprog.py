@@ -22,6 +22,7 @@ import glob
 import hashlib
 import os
 import shutil
+import re
 import subprocess
 import sys
 
@@ -140,34 +141,37 @@ class RealProgram:
                 self.check.expect(most <= self.threads, f"alone: at most {self.threads} threads measured at work in a cycle ({most})")
         return m
 
-    def throttled(self):
-        gat = self.shim.path("gat-throttled")
-        env = self.shim.env(P=2, gat=gat, **self.extra)
+    def throttled(self, tag="throttled", **more_env):
+        """Allotment 1 (a co-runner, gat_job 2, holds the rest of a P=2 table); `more_env`: the
+        program's own settings for this run (OMP_DYNAMIC=true), `tag` names it."""
+        name = re.sub(r"\W+", "-", tag)
+        gat = self.shim.path(f"gat-{name}")
+        env = self.shim.env(P=2, gat=gat, **self.extra, **more_env)
         co = subprocess.Popen([self.gat_job, "2", str(int((self.timeout + 30) * 1000))], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             joined = wait_for(lambda: (self.shim.status(env) or {}).get("jobs"), 10)
-            if not self.check.expect(bool(joined), "throttled: the co-runner (gat_job 2) holds the table at P=2"):
+            if not self.check.expect(bool(joined), f"{tag}: the co-runner (gat_job 2) holds the table at P=2"):
                 return None
-            trace = self.shim.path("trace-throttled.%p")
-            m = self.run("throttled", dict(env, APSHIM_TRACE=trace), self.timeout)
-            self.check.expect(co.poll() is None, "throttled: the co-runner was there for the whole run")
-            if self.ok("throttled", m):
+            trace = self.shim.path(f"trace-{name}.%p")
+            m = self.run(tag, dict(env, APSHIM_TRACE=trace), self.timeout)
+            self.check.expect(co.poll() is None, f"{tag}: the co-runner was there for the whole run")
+            if self.ok(tag, m):
                 rows = trace_rows(trace)
                 allot = sorted({r["allotment"] for r in rows})
-                self.check.expect(rows and allot == [1], f"throttled: the table gave the program allotment 1 ({allot})")
+                self.check.expect(rows and allot == [1], f"{tag}: the table gave the program allotment 1 ({allot})")
             cpus, idle = m.cpus(), m.idle_cpus()
             could = min(len(os.sched_getaffinity(0)), cpus + idle)
             what = (f"{m.cpu_s:.2f} CPU s / {m.wall_s:.2f} s = {cpus:.2f} CPUs, peak over 1 s {m.peak_cpus():.2f}; "
                     f"machine idle meanwhile {idle:.2f} CPUs")
             if m.returncode == 0 and cpus <= THROTTLED_MAX_CPUS and could < MIN_CAPACITY:
                 # Other load left the program less than it could use anyway: no evidence either way.
-                print(f"INCONCLUSIVE throttled at allotment 1: {what}: it could have used only {could:.2f} < "
+                print(f"INCONCLUSIVE {tag} at allotment 1: {what}: it could have used only {could:.2f} < "
                       f"{MIN_CAPACITY} CPUs, so its low use does not show throttling (machine busy)", flush=True)
                 self.inconclusive = True
             else:
                 self.check.expect(m.returncode == 0 and cpus <= THROTTLED_MAX_CPUS,
-                                  f"throttled at allotment 1: the run completed using <= {THROTTLED_MAX_CPUS} CPUs ({what})")
+                                  f"{tag} at allotment 1: the run completed using <= {THROTTLED_MAX_CPUS} CPUs ({what})")
             return m
         finally:
             co.kill()
