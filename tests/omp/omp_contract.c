@@ -81,17 +81,10 @@ int main(int argc, char** argv) {
                 /* OpenBLAS's shape: wait (spinning, yielding) until every piece has arrived. */
 #pragma omp atomic
                 arrived += done;
-                double start = now();
-                for (;;) {
-                    int seen;
-#pragma omp atomic read
-                    seen = arrived;
-                    if (seen >= max_threads) break;
-                    if (now() - start > 60) {
-                        fprintf(stderr, "stalled: %d of %d pieces arrived\n", seen, max_threads);
-                        exit(4);
-                    }
-                    sched_yield();
+                if (!wait_for_pieces(&arrived, max_threads, 60)) {
+                    fprintf(stderr, "stalled: %d of %d pieces arrived\n", __atomic_load_n(&arrived, __ATOMIC_ACQUIRE),
+                            max_threads);
+                    exit(4);
                 }
             }
         }

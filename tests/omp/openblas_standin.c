@@ -6,7 +6,6 @@
  * file name holds "openblas", as the shim's rule for whole teams reads it
  * (adapters/omp/whole_team.hpp). Nothing in it knows the shim. */
 #include <omp.h>
-#include <sched.h>
 
 #include "spin.h"
 
@@ -20,18 +19,9 @@ int standin_blas_call(int* team) {
         (void)spin_us((uint64_t)piece, 50);
 #pragma omp atomic
         arrived += 1;
-        double start = now();
-        for (;;) {
-            int seen;
-#pragma omp atomic read
-            seen = arrived;
-            if (seen >= n) break;
-            if (now() - start > 2) {
+        if (!wait_for_pieces(&arrived, n, 2)) {
 #pragma omp atomic write
-                complete = 0;
-                break;
-            }
-            sched_yield();
+            complete = 0;
         }
     }
     return complete;

@@ -1,6 +1,7 @@
 /* Busy work for the OpenMP test programs (shared by every program in tests/omp). */
 #ifndef APSHIM_TESTS_OMP_SPIN_H
 #define APSHIM_TESTS_OMP_SPIN_H
+#include <sched.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -47,5 +48,16 @@ static inline long wait_turn(volatile int* turn, int me) {
 static inline void pass_turn(volatile int* turn, int me) {
     *turn = 1 - me;
 #pragma omp flush
+}
+
+/* OpenBLAS's wait (exec_blas): each piece of a call yields until all `n` have arrived (`*arrived`,
+ * counted atomically by the pieces). Returns 1 when they did, 0 once `limit_s` seconds passed. */
+static inline int wait_for_pieces(volatile int* arrived, int n, double limit_s) {
+    double start = now();
+    while (__atomic_load_n(arrived, __ATOMIC_ACQUIRE) < n) {
+        if (now() - start > limit_s) return 0;
+        sched_yield();
+    }
+    return 1;
 }
 #endif
