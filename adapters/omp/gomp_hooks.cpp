@@ -115,15 +115,7 @@ public:
         mark_external(g_gomp_state, t_state);  // the forking thread (busy.hpp)
         bool opted_in = shrink_allowed_by_user();
         ForkIcvs icvs = gomp.icvs(/*need_max=*/opted_in || num_threads == 0);
-        if ((icvs.dynamic || opted_in) && needs_whole_team(site)) {
-            opted_in = false;
-            auto set_dynamic = gomp.set_dynamic.get();
-            if (icvs.dynamic && set_dynamic) {
-                set_dynamic(0);
-                dynamic_back_ = set_dynamic;
-            }
-            icvs.dynamic = false;
-        }
+        dynamic_back_ = keep_whole_team(site, icvs, opted_in, gomp.set_dynamic, /*can_turn_back=*/true);
         int n = reserve_team(g_gomp_state, static_cast<int>(num_threads), icvs, opted_in, reserved_);
         note_fork(g_gomp_state, n > 0 ? n : icvs.max_threads);
         if (n > 0) size_ = static_cast<unsigned>(n);
@@ -139,7 +131,7 @@ public:
 private:
     unsigned size_;
     int reserved_ = 0;
-    void (*dynamic_back_)(int) = nullptr;  // libgomp's omp_set_dynamic, where dyn-var is off for the region
+    SetDynamic dynamic_back_ = nullptr;  // libgomp's omp_set_dynamic, where dyn-var is off for the region
 };
 
 

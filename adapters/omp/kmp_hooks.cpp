@@ -223,15 +223,7 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
         // this thread's dyn-var is off for the region (libomp's load-balance rule gave the
         // stand-in a team of one under the shim, tests/omp/test_whole_team.py).
         bool sees_ends = g_kmp_state.sees_region_ends.load(std::memory_order_relaxed);
-        void (*dynamic_back)(int) = nullptr;
-        if ((icvs.dynamic || opted_in) && needs_whole_team(site)) {
-            auto set_dynamic = kmp.set_dynamic.get();
-            if (icvs.dynamic && sees_ends && set_dynamic) {
-                set_dynamic(0);
-                dynamic_back = set_dynamic;
-            }
-            opted_in = icvs.dynamic = false;
-        }
+        SetDynamic dynamic_back = keep_whole_team(site, icvs, opted_in, kmp.set_dynamic, /*can_turn_back=*/sees_ends);
         int n, reserved = 0;
         if (sees_ends) {
             n = reserve_team(g_kmp_state, clause, icvs, opted_in, reserved);

@@ -1,7 +1,6 @@
 #include "adapters/omp/whole_team.hpp"
 
 #include <dlfcn.h>
-#include <strings.h>
 
 #include <cstring>
 
@@ -14,13 +13,6 @@ namespace {
 const char kOwner = 0;
 void* const kWhole = reinterpret_cast<void*>(2);
 void* const kAny = reinterpret_cast<void*>(1);
-
-bool contains_nocase(const char* s, const char* word) noexcept {
-    std::size_t n = std::strlen(word);
-    for (; *s; ++s)
-        if (strncasecmp(s, word, n) == 0) return true;
-    return false;
-}
 }  // namespace
 
 bool whole_team_library(const char* file) noexcept {
@@ -29,7 +21,7 @@ bool whole_team_library(const char* file) noexcept {
     const char* base = slash ? slash + 1 : file;
     // libopenblas.so.0 (Debian's alternatives), libopenblasp-r0.3.21.so, a wheel's
     // libscipy_openblas-<hash>.so (pthreads builds fork no OpenMP region: no harm).
-    return contains_nocase(base, "openblas");
+    return strcasestr(base, "openblas") != nullptr;
 }
 
 bool needs_whole_team(const void* site) noexcept {

@@ -13,11 +13,31 @@
 // either (the allotment is still enforced by confinement). Known today: OpenBLAS, by its file name.
 #pragma once
 
+#include "adapters/omp/omp_state.hpp"
+
 namespace apshim::omp_adapter {
 
 // Whether the code at `site` (a fork's return address) lies in a library that needs whole teams.
 // dladdr once per call site, then a cached answer (next_fn.hpp: SiteCache); any thread.
 bool needs_whole_team(const void* site) noexcept;
+
+using SetDynamic = void (*)(int);
+
+// Both runtimes' fork hooks, at an outermost fork from `site`, before sizing the team: where the
+// library at `site` needs whole teams, withholds both permissions (`icvs.dynamic`, `opted_in`)
+// and, where dyn-var was on and the caller can turn it back on when the region ends
+// (`can_turn_back`), turns the forking thread's off with the runtime's own omp_set_dynamic
+// (`set_dynamic`: OmpQueries::set_dynamic, looked up only here). Returns what to call with 1 when
+// the region ends, or null where dyn-var was left as it was.
+template <typename SetDynamicFn>
+SetDynamic keep_whole_team(const void* site, ForkIcvs& icvs, bool& opted_in, SetDynamicFn& set_dynamic,
+                           bool can_turn_back) noexcept {
+    if (!(icvs.dynamic || opted_in) || !needs_whole_team(site)) return nullptr;
+    SetDynamic off = icvs.dynamic && can_turn_back ? set_dynamic.get() : nullptr;
+    if (off) off(0);
+    opted_in = icvs.dynamic = false;
+    return off;
+}
 
 // The decision for a file name (the basename of dladdr's dli_fname), exposed for the unit tests.
 bool whole_team_library(const char* file) noexcept;

@@ -21,8 +21,8 @@ whole process group is SIGKILLed: no test leaves processes behind.
 import glob
 import hashlib
 import os
-import shutil
 import re
+import shutil
 import subprocess
 import sys
 

@@ -1,7 +1,7 @@
 """Load no apshim table sees: a CPU hog, a process outside the shim and its table (no LD_PRELOAD,
 no APSHIM_*) in a session of its own, spinning on one CPU, as a user's compile or browser would.
 
-    with OutsideHog(): ...      (apshim_test's callers, bench/real_job.py's BENCH_OUTSIDE_HOG)
+    with OutsideHog(): ...      (tests/omp/test_outside_load.py, tests/real/realprog.py, bench/real_job.py)
 
 How much of a CPU the hog takes from a job thread beside it is the kernel's to decide, and it
 decides differently by machine: with autogroup (this project's VMs: a session in the root cgroup
