@@ -65,6 +65,10 @@ public:
     // runtime's work. Threads above n leave at their next safe point (task or chunk boundary),
     // never in the middle of user code; raising n wakes them.
     virtual void set_active(int n) = 0;
+    // Controller thread: teams that the runtime may form smaller than asked (OpenMP where the
+    // program allowed dynamic adjustment) form no wider than n, whatever set_active() allows; 0:
+    // no cap. A width probe's and a narrowed job's CPUs (shim/width_check.hpp).
+    virtual void set_team_cap(int) {}
     // Controller thread: is any thread inside the runtime's work now (Activity). Scans the
     // threads' counters; touches nothing the hooks write per task.
     virtual Activity activity() { return {}; }

@@ -566,7 +566,17 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     std::copy(share, share + n, s.split);
     s.split_n = n;
     s.split_total = total;
-    for (int i = 0; i < n; ++i) list[i]->set_active(share[i]);
+    // Probing or narrowed, teams the program lets the runtime size (OMP_DYNAMIC=true) form as wide
+    // as the CPUs, so that a probe measures what narrowing would give: at the allotment's width, a
+    // probe ran teams of two on one CPU beside a CPU hog and kept wide a job that went 1.3x as fast
+    // with teams of one there. Only the teams: with fewer threads active, the hooks would count
+    // marks in the probe that the wide window, untimed, does not (omp.*.width narrowed a computing
+    // job so).
+    int team_cap = s.width_check.narrows() ? cpus.count() : 0;
+    for (int i = 0; i < n; ++i) {
+        list[i]->set_active(share[i]);
+        list[i]->set_team_cap(team_cap);
+    }
     bool suspended = confine_now && s.check.suspends();  // its start, a probe, hand-over bound (confine_check.hpp)
     if (confine_now) confine::suspend(suspended);
     // Back from a width probe onto every CPU: spread the threads at once, as the confinement

@@ -126,8 +126,8 @@ inline std::uint64_t outer_until(const ThreadCounters& c, std::uint64_t now) noe
 }
 
 // A counter only its owner thread writes: plain load + store, no locked instruction.
-inline void bump(std::atomic<std::uint64_t>& n) noexcept {
-    n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+inline void bump(std::atomic<std::uint64_t>& n, std::uint64_t by = 1) noexcept {
+    n.store(n.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
 }
 
 // One more task or chunk begun.
@@ -140,9 +140,9 @@ inline void count_mark(ThreadCounters* c) noexcept {
     if (c) bump(c->marks);
 }
 
-// One more region end (ThreadCounters::region_ends).
-inline void count_region_end(ThreadCounters* c) noexcept {
-    if (c) bump(c->region_ends);
+// `n` more region ends (ThreadCounters::region_ends).
+inline void count_region_end(ThreadCounters* c, std::uint64_t n = 1) noexcept {
+    if (c) bump(c->region_ends, n);
 }
 
 // Any thread: busy time of `c` up to `now`, an interval still open included.

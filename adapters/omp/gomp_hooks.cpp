@@ -65,6 +65,7 @@ void park_here() noexcept {
 struct Region {
     Fn fn;
     void* data;
+    int asked;  // whole_team_asked(): the team it asked for where it may get fewer, else 0
 };
 
 // Reads an object another thread wrote before libgomp handed it over (a Region on the forking
@@ -79,7 +80,15 @@ struct Region {
 #define APSHIM_UNCHECKED_READ __attribute__((noipa, no_sanitize("thread")))
 #endif
 APSHIM_UNCHECKED_READ Region handed_over(const Region* p) noexcept {
-    return Region{p->fn, p->data};
+    return Region{p->fn, p->data, p->asked};
+}
+
+// On a thread of an outermost region that asked for `asked` threads: the primary counts the
+// arrivals of those it did not get (thread_state.hpp: note_missing_arrivals).
+void note_team_arrivals(int asked) noexcept {
+    auto thread_num = gomp.thread_num.get();
+    auto num_threads = gomp.num_threads.get();
+    if (thread_num && num_threads && thread_num() == 0) note_missing_arrivals(t_state, asked, num_threads());
 }
 
 void run_region(void* p) {
@@ -98,6 +107,7 @@ void run_region(void* p) {
     // (adapters/common/busy.hpp, region_ends).
     note_region_end(g_gomp_state, t_state);
     if (outermost) {
+        if (r.asked > 0) note_team_arrivals(r.asked);
         Frame wait(g_gomp_state, t_state, /*wait=*/true);
         at_barrier(g_gomp_state, t_state);
     }
@@ -110,12 +120,13 @@ void run_region(void* p) {
 // end (libgomp sizes the team from it when the region starts).
 class OutermostTeam {
 public:
-    OutermostTeam(unsigned num_threads, const void* site) : size_(num_threads) {
+    OutermostTeam(Fn fn, void* data, unsigned num_threads, const void* site) : region_{fn, data, 0}, size_(num_threads) {
         if (!gomp.outermost()) return;
         mark_external(g_gomp_state, t_state);  // the forking thread (busy.hpp)
         bool opted_in = shrink_allowed_by_user();
         ForkIcvs icvs = gomp.icvs(/*need_max=*/opted_in || num_threads == 0);
         dynamic_back_ = keep_whole_team(site, icvs, opted_in, gomp.set_dynamic, /*can_turn_back=*/true);
+        region_.asked = whole_team_asked(static_cast<int>(num_threads), icvs, opted_in);
         int n = reserve_team(g_gomp_state, static_cast<int>(num_threads), icvs, opted_in, reserved_);
         note_fork(g_gomp_state, n > 0 ? n : icvs.max_threads);
         if (n > 0) size_ = static_cast<unsigned>(n);
@@ -127,8 +138,11 @@ public:
     OutermostTeam(const OutermostTeam&) = delete;
     OutermostTeam& operator=(const OutermostTeam&) = delete;
     unsigned size() const { return size_; }
+    // What run_region() runs on every thread of the team (the region's data for libgomp).
+    Region* region() { return &region_; }
 
 private:
+    Region region_;
     unsigned size_;
     int reserved_ = 0;
     SetDynamic dynamic_back_ = nullptr;  // libgomp's omp_set_dynamic, where dyn-var is off for the region
@@ -215,9 +229,8 @@ APSHIM_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_thr
         passthrough_fork(num_threads);
         return real_fn(fn, data, num_threads, flags);
     }
-    Region region{fn, data};
-    OutermostTeam team(num_threads, APSHIM_CALLER);
-    real_fn(&run_region, &region, team.size(), flags);
+    OutermostTeam team(fn, data, num_threads, APSHIM_CALLER);
+    real_fn(&run_region, team.region(), team.size(), flags);
 }
 
 namespace {
@@ -232,9 +245,8 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
         passthrough_fork(num_threads);
         return real_fn(fn, data, num_threads, count, flags);
     }
-    Region region{fn, data};
-    OutermostTeam team(num_threads, APSHIM_CALLER);
-    real_fn(&run_region, &region, team.size(), count, flags);
+    OutermostTeam team(fn, data, num_threads, APSHIM_CALLER);
+    real_fn(&run_region, team.region(), team.size(), count, flags);
 }
 
 // `parallel for` with a schedule is one combined call (GOMP 4.0): same treatment as
@@ -248,9 +260,8 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
             passthrough_fork(n);                                                                             \
             return real_fn(fn, data, n, start, end, incr, chunk, flags);                                     \
         }                                                                                                    \
-        Region region{fn, data};                                                                             \
-        OutermostTeam team(n, APSHIM_CALLER);                                                                \
-        real_fn(&run_region, &region, team.size(), start, end, incr, chunk, flags);                          \
+        OutermostTeam team(fn, data, n, APSHIM_CALLER);                                                      \
+        real_fn(&run_region, team.region(), team.size(), start, end, incr, chunk, flags);                    \
     }
 #define APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(name)                                                              \
     APSHIM_GOMP_NEXT_FN(void (*)(Fn, void*, unsigned, long, long, long, unsigned), name)                     \
@@ -261,9 +272,8 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
             passthrough_fork(n);                                                                             \
             return real_fn(fn, data, n, start, end, incr, flags);                                            \
         }                                                                                                    \
-        Region region{fn, data};                                                                             \
-        OutermostTeam team(n, APSHIM_CALLER);                                                                \
-        real_fn(&run_region, &region, team.size(), start, end, incr, flags);                                 \
+        OutermostTeam team(fn, data, n, APSHIM_CALLER);                                                      \
+        real_fn(&run_region, team.region(), team.size(), start, end, incr, flags);                           \
     }
 APSHIM_GOMP_PARALLEL_LOOP(GOMP_parallel_loop_static)
 APSHIM_GOMP_PARALLEL_LOOP(GOMP_parallel_loop_dynamic)

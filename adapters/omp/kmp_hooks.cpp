@@ -227,7 +227,7 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
         int n, reserved = 0;
         if (sees_ends) {
             n = reserve_team(g_kmp_state, clause, icvs, opted_in, reserved);
-            kmp_outermost_fork(reserved, dynamic_back);
+            kmp_outermost_fork(reserved, dynamic_back, whole_team_asked(clause, icvs, opted_in));
         } else {
             n = team_size(g_kmp_state, clause, icvs, opted_in);
         }

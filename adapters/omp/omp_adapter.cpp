@@ -109,6 +109,8 @@ void OmpAdapter::set_active(int n) {
 
 int OmpAdapter::active() const { return state_.limit.load(); }
 
+void OmpAdapter::set_team_cap(int n) { state_.team_cap.store(std::max(n, 0), std::memory_order_relaxed); }
+
 void OmpAdapter::release() {
     if (&state_ == &g_gomp_state) follow_gomp_spin(Waiting::shim);
     state_.limit.store(kReleased);
@@ -126,6 +128,7 @@ void OmpAdapter::after_fork_child() {
     state_.waited_for_first.store(false);
     state_.limit.store(kNotStarted);
     state_.team_limit.store(kNotStarted);
+    state_.team_cap.store(0);
     state_.tasks_at_once.store(false);
     state_.timing.store(state_.always_timed.load());
     timed_throughout_ = false;
@@ -138,9 +141,12 @@ void OmpAdapter::after_fork_child() {
 }
 
 namespace {
-// New teams form at the highest recent allotment (RecentMax), never below the current one.
+// New teams form at the highest recent allotment (RecentMax), never below the current one, and no
+// wider than the team cap while there is one.
 int team_width(const State& s) noexcept {
-    return std::max(s.limit.load(std::memory_order_relaxed), s.team_limit.load(std::memory_order_relaxed));
+    int width = std::max(s.limit.load(std::memory_order_relaxed), s.team_limit.load(std::memory_order_relaxed));
+    int cap = s.team_cap.load(std::memory_order_relaxed);
+    return cap > 0 ? std::min(width, cap) : width;
 }
 
 bool may_shrink(int requested, const ForkIcvs& icvs, bool opted_in) noexcept {
@@ -153,6 +159,11 @@ int team_size(const State& s, int requested, const ForkIcvs& icvs, bool opted_in
     if (limit == kReleased || !may_shrink(requested, icvs, opted_in)) return requested;
     int bound = requested > 0 ? requested : icvs.max_threads;
     return limit > 0 ? std::min(bound, team_width(s)) : bound;
+}
+
+int whole_team_asked(int requested, const ForkIcvs& icvs, bool opted_in) noexcept {
+    if (!may_shrink(requested, icvs, opted_in)) return 0;
+    return requested > 0 ? requested : icvs.max_threads;
 }
 
 int reserve_team(State& s, int requested, const ForkIcvs& icvs, bool opted_in, int& reserved) noexcept {

@@ -20,6 +20,7 @@ public:
     Sample sample() override;
     Activity activity() override;
     void set_active(int n) override;
+    void set_team_cap(int n) override;
     int active() const override;
     void release() override;
     void after_fork_child() override;

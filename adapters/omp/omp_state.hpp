@@ -43,6 +43,7 @@ struct State {
     ThreadSlots<1024> slots;                        // per-thread busy time (TSC ticks)
     std::atomic<int> limit{kNotStarted};            // threads allowed to execute work
     std::atomic<int> team_limit{kNotStarted};       // width new default teams form at (RecentMax)
+    std::atomic<int> team_cap{0};                   // ... and no wider while > 0 (set_team_cap)
     // Allotment 1 and APSHIM_INLINE_TASKS on: a task made inside a task runs at once (one CPU
     // has no use for a queue; adapter.hpp: inline_tasks). One relaxed load per task.
     std::atomic<bool> tasks_at_once{false};
@@ -101,6 +102,11 @@ struct ForkIcvs {
 // needs whole teams (whole_team.hpp: OpenBLAS) is asked for with neither permission by the hooks.
 int team_size(const State& s, int requested, const ForkIcvs& icvs, bool opted_in) noexcept;
 
+// The team an outermost region asked for where it may get fewer threads (the request, or
+// omp_get_max_threads() for a default one), for note_missing_arrivals (thread_state.hpp); 0
+// where its team is whole by OpenMP's promise.
+int whole_team_asked(int requested, const ForkIcvs& icvs, bool opted_in) noexcept;
+
 // team_size(), further capped so that the extra threads of all concurrent outermost teams stay
 // within the limit (the root itself is always allowed: it is a master, already running), and
 // reserved: `reserved` receives the extras taken, which the caller gives back with
@@ -113,17 +119,18 @@ void release_team(State& s, int reserved) noexcept;
 template <typename Anchor>
 struct OmpQueries {
     using IntFn = int (*)();
-    BesideFn<IntFn, Anchor> level, thread_num, dynamic, max_threads;
+    BesideFn<IntFn, Anchor> level, thread_num, num_threads, dynamic, max_threads;
     // The runtime's own omp_set_dynamic, not the shim's (omp_env.cpp), which would take the
     // shim's call for the program's: for whole teams (whole_team.hpp).
     BesideFn<void (*)(int), Anchor> set_dynamic;
     constexpr explicit OmpQueries(NextFn<Anchor>& anchor) noexcept
         : level(anchor, "omp_get_level"), thread_num(anchor, "omp_get_thread_num"),
-          dynamic(anchor, "omp_get_dynamic"), max_threads(anchor, "omp_get_max_threads"),
+          num_threads(anchor, "omp_get_num_threads"), dynamic(anchor, "omp_get_dynamic"), max_threads(anchor, "omp_get_max_threads"),
           set_dynamic(anchor, "omp_set_dynamic") {}
     void resolve_at_load() noexcept {
         level.resolve_at_load();
         thread_num.resolve_at_load();
+        num_threads.resolve_at_load();
         dynamic.resolve_at_load();
         max_threads.resolve_at_load();
         set_dynamic.resolve_at_load();

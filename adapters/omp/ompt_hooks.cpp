@@ -31,6 +31,9 @@ struct RegionReservation {
     int pending = 0;  // reserved at the fork, region not begun yet
     int owned = 0;    // reserved for the region now open
     int depth = 0;    // regions this thread encountered that are still open
+    // whole_team_asked() of the region forked (pending) and of the one open (asked), and the
+    // latter's team (its primary's implicit task): note_missing_arrivals at its end.
+    int asked_pending = 0, asked = 0, actual = 0;
     const void* codeptr = nullptr;  // the outermost of them: its code address (ends_region)
     // libomp's omp_set_dynamic where the fork turned this thread's dyn-var off for a library that
     // needs its whole team (kmp_hooks.cpp, whole_team.hpp): called with 1 when the region ends.
@@ -43,6 +46,8 @@ void on_parallel_begin(ompt::Data*, const void*, ompt::Data*, unsigned, int, con
     if (r.depth++ == 0) {
         r.owned = r.pending;
         r.pending = 0;
+        r.asked = std::exchange(r.asked_pending, 0);
+        r.actual = 0;
         r.codeptr = codeptr;
     }
 }
@@ -57,7 +62,7 @@ void on_parallel_end(ompt::Data*, ompt::Data*, int, const void*) {
     }
 }
 
-void on_implicit_task(int endpoint, ompt::Data* region, ompt::Data* task, unsigned, unsigned index, int flags) {
+void on_implicit_task(int endpoint, ompt::Data* region, ompt::Data* task, unsigned team, unsigned index, int flags) {
     if (flags & ompt::task_initial) return;  // the program's serial code is not OpenMP work
     State& s = g_kmp_state;
     ThreadState& t = t_state;
@@ -65,7 +70,10 @@ void on_implicit_task(int endpoint, ompt::Data* region, ompt::Data* task, unsign
         if (t.level++ == 0) {  // a new outermost region: nothing of the last one is still open
             pop_frames_above(s, t, 0);
             t.team_index = static_cast<int>(index);
-            if (index == 0) mark_external(s, t);  // the forking thread (busy.hpp)
+            if (index == 0) {  // the forking thread (busy.hpp)
+                mark_external(s, t);
+                t_reservation.actual = static_cast<int>(team);
+            }
             region_started(s, t, region);
         }
         push_frame(s, t, /*wait=*/false, task);
@@ -73,6 +81,10 @@ void on_implicit_task(int endpoint, ompt::Data* region, ompt::Data* task, unsign
         drop_parts_not_of(s, t, task);
         pop_frame(s, t);
         if (t.level > 0 && --t.level == 0) {
+            RegionReservation& r = t_reservation;
+            // libomp runs a team of one serialized, without the end barrier its arrival counts at.
+            if (t.team_index == 0 && r.asked > 0) note_missing_arrivals(t, r.asked, r.actual > 1 ? r.actual : 0);
+            r.asked = 0;
             pop_frames_above(s, t, 0);
             set_engaged(s, t, false);
         }
@@ -166,7 +178,7 @@ void finalize(ompt::Data*) {}
 
 ThreadState& kmp_thread_state() noexcept { return t_state; }
 
-void kmp_outermost_fork(int reserved, void (*dynamic_back)(int)) noexcept {
+void kmp_outermost_fork(int reserved, void (*dynamic_back)(int), int asked) noexcept {
     RegionReservation& r = t_reservation;
     // At an outermost fork this thread has no region open: whatever it still holds is from a
     // region whose end was not reported; give it back rather than starve concurrent roots.
@@ -176,6 +188,7 @@ void kmp_outermost_fork(int reserved, void (*dynamic_back)(int)) noexcept {
     r.owned = 0;
     r.depth = 0;
     r.dynamic_back = dynamic_back;
+    r.asked_pending = asked;
 }
 
 }  // namespace apshim::omp_adapter

@@ -111,6 +111,16 @@ APSHIM_HOT inline void note_region_end(const State&, ThreadState& t) noexcept {
     count_region_end(t.counters);
 }
 
+// On the forking thread, once per outermost region whose team the shim or the runtime could
+// shrink (`asked`: whole_team_asked() > 0): the arrivals of the threads the region asked for but
+// did not get (`actual`: its team), so that a region counts as the same progress at any team size.
+// A width probe runs such a job at the narrow width with narrower teams (shim/controller.cpp):
+// counted per arrival, each region read half as far on half the CPUs, and a job of short regions
+// beside a CPU hog was never narrowed although its teams of one went faster.
+inline void note_missing_arrivals(ThreadState& t, int asked, int actual) noexcept {
+    if (asked > actual) count_region_end(t.counters, static_cast<std::uint64_t>(asked - actual));
+}
+
 // An external thread's time inside the runtime (frames on its stack at all): its busy time in
 // untimed cycles. One timestamp per outermost entry, so per region, not per task.
 APSHIM_HOT inline void account_outer(ThreadState& t, int old_depth) noexcept {
@@ -251,5 +261,5 @@ namespace apshim::omp_adapter {
 // the region it is about to start; ompt_hooks.cpp gives them back when the region ends, and calls
 // `dynamic_back` (libomp's omp_set_dynamic, or null) with 1 there: the fork turned the thread's
 // dyn-var off for a library that needs its whole team (whole_team.hpp).
-void kmp_outermost_fork(int reserved, void (*dynamic_back)(int) = nullptr) noexcept;
+void kmp_outermost_fork(int reserved, void (*dynamic_back)(int) = nullptr, int asked = 0) noexcept;
 }  // namespace apshim::omp_adapter

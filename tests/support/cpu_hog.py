@@ -24,12 +24,20 @@ JOB_NICE = ("nice", "-n", "5")
 
 
 class OutsideHog:
-    """The hog for as long as the `with` lasts."""
+    """The hog for as long as the `with` lasts. With `nice`, a hog that yields to the job: niced, and
+    in the caller's session, where its nice value counts against the job's with autogroup on or off
+    (in a session of its own, autogroup would give it its group's full share whatever its nice)."""
+
+    def __init__(self, nice=None):
+        self.nice = nice
 
     def __enter__(self):
         env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_")}
         env.pop("LD_PRELOAD", None)
-        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__)], env=env, start_new_session=True)
+        cmd = [sys.executable, os.path.abspath(__file__)]
+        if self.nice is not None:
+            cmd = ["nice", "-n", str(self.nice), *cmd]
+        self.proc = subprocess.Popen(cmd, env=env, start_new_session=self.nice is None)
         return self
 
     def __exit__(self, *exc):
