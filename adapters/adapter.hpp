@@ -67,7 +67,8 @@ public:
     virtual void set_active(int n) = 0;
     // Controller thread: teams that the runtime may form smaller than asked (OpenMP where the
     // program allowed dynamic adjustment) form no wider than n, whatever set_active() allows; 0:
-    // no cap. A width probe's and a narrowed job's CPUs (shim/width_check.hpp).
+    // no cap. The CPUs a check runs the job on while they are fewer than it holds (a width probe
+    // or hold, the idle check's probe or decline: shim/controller.cpp).
     virtual void set_team_cap(int) {}
     // Controller thread: is any thread inside the runtime's work now (Activity). Scans the
     // threads' counters; touches nothing the hooks write per task.

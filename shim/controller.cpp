@@ -566,13 +566,17 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     std::copy(share, share + n, s.split);
     s.split_n = n;
     s.split_total = total;
-    // Probing or narrowed, teams the program lets the runtime size (OMP_DYNAMIC=true) form as wide
-    // as the CPUs, so that a probe measures what narrowing would give: at the allotment's width, a
+    // Where a check runs the job on fewer CPUs than it could run on (a width probe or hold, the idle
+    // check's probe or its keeping the job off the idle processors), teams the program lets the
+    // runtime size (OMP_DYNAMIC=true) form no wider than those CPUs at once, so that a probe
+    // measures what that width would give: with teams at the allotment's width (RecentMax), a width
     // probe ran teams of two on one CPU beside a CPU hog and kept wide a job that went 1.3x as fast
-    // with teams of one there. Only the teams: with fewer threads active, the hooks would count
-    // marks in the probe that the wide window, untimed, does not (omp.*.width narrowed a computing
-    // job so).
-    int team_cap = s.width_check.narrows() ? cpus.count() : 0;
+    // with teams of one there. Only the teams: with fewer threads active than a team, the hooks
+    // would time and count marks in the probe that the untimed window before it does not
+    // (omp.*.width narrowed a computing job so). A dip of the allotment itself is no check's:
+    // RecentMax rides it out.
+    int could = usable_procs(s.procs, s.idle, opts_.use_idle).count();
+    int team_cap = cpus.count() < could ? cpus.count() : 0;
     for (int i = 0; i < n; ++i) {
         list[i]->set_active(share[i]);
         list[i]->set_team_cap(team_cap);

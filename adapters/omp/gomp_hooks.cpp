@@ -120,7 +120,8 @@ void run_region(void* p) {
 // end (libgomp sizes the team from it when the region starts).
 class OutermostTeam {
 public:
-    OutermostTeam(Fn fn, void* data, unsigned num_threads, const void* site) : region_{fn, data, 0}, size_(num_threads) {
+    OutermostTeam(Fn fn, void* data, unsigned num_threads, const void* site)
+        : region_{fn, data, 0}, size_(num_threads) {
         if (!gomp.outermost()) return;
         mark_external(g_gomp_state, t_state);  // the forking thread (busy.hpp)
         bool opted_in = shrink_allowed_by_user();

@@ -125,8 +125,8 @@ struct OmpQueries {
     BesideFn<void (*)(int), Anchor> set_dynamic;
     constexpr explicit OmpQueries(NextFn<Anchor>& anchor) noexcept
         : level(anchor, "omp_get_level"), thread_num(anchor, "omp_get_thread_num"),
-          num_threads(anchor, "omp_get_num_threads"), dynamic(anchor, "omp_get_dynamic"), max_threads(anchor, "omp_get_max_threads"),
-          set_dynamic(anchor, "omp_set_dynamic") {}
+          num_threads(anchor, "omp_get_num_threads"), dynamic(anchor, "omp_get_dynamic"),
+          max_threads(anchor, "omp_get_max_threads"), set_dynamic(anchor, "omp_set_dynamic") {}
     void resolve_at_load() noexcept {
         level.resolve_at_load();
         thread_num.resolve_at_load();

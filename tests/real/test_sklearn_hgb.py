@@ -1,7 +1,9 @@
 """scikit-learn (Debian python3-sklearn): gradient boosting, whose OpenMP loops (Cython prange,
 libgomp loaded RTLD_LOCAL by python, teams sized by omp_get_max_threads()) are thousands of short
-parallel regions a second (sklearn_work.py); alone, throttled to allotment 1 by a co-runner, and
-at APSHIM_P=8 (realprog.py): the same checksum as natively, no hang, the allotment enforced."""
+parallel regions a second (sklearn_work.py); alone, throttled to allotment 1 by a co-runner (also
+with OMP_DYNAMIC=true, where the shim sizes its teams and libgomp's own rule stands aside:
+adapters/omp/own_dynamic.cpp), and at APSHIM_P=8 (realprog.py): the same checksum as natively, no
+hang, the allotment enforced."""
 import os
 
 from realprog import RealProgram, build_dir, require
@@ -21,5 +23,6 @@ require(t.check, PYTHON, "/usr/lib/python3/dist-packages/sklearn/__init__.py")
 t.native()
 t.alone()
 t.throttled()
+t.throttled("throttled, OMP_DYNAMIC=true", OMP_DYNAMIC="true")
 t.p8()
 t.done()
