@@ -130,4 +130,10 @@ void* symbol_beside(void* defined, const char* name) noexcept {
     return p;
 }
 
+bool object_defines(const void* site, const char* name) noexcept {
+    Dl_info at{}, def{};
+    void* p = symbol_beside(const_cast<void*>(site), name);
+    return p && dladdr(site, &at) && dladdr(p, &def) && at.dli_fbase == def.dli_fbase;
+}
+
 }  // namespace apshim

@@ -31,6 +31,11 @@ void* next_symbol(const char* name, bool global_only = false) noexcept;
 // (research/libomp-hooks.md). Null when not found.
 void* symbol_beside(void* defined, const char* name) noexcept;
 
+// Whether the loaded object holding the code at `site` defines `name` itself (not one of its
+// dependencies): which library a call comes from, whatever its file is named. Allocates
+// (dladdr, dlopen): once per call site, through SiteCache.
+bool object_defines(const void* site, const char* name) noexcept;
+
 // A runtime's entry point is missing although the program called it (cannot happen while the
 // runtime is loaded: next_symbol searches every loaded object): one line on stderr naming it,
 // then abort, rather than a call to address 0.

@@ -126,9 +126,11 @@ public:
         mark_external(g_gomp_state, t_state);  // the forking thread (busy.hpp)
         bool opted_in = shrink_allowed_by_user();
         ForkIcvs icvs = gomp.icvs(/*need_max=*/opted_in || num_threads == 0);
-        dynamic_back_ = keep_whole_team(site, icvs, opted_in, gomp.set_dynamic, /*can_turn_back=*/true);
-        region_.asked = whole_team_asked(static_cast<int>(num_threads), icvs, opted_in);
-        int n = reserve_team(g_gomp_state, static_cast<int>(num_threads), icvs, opted_in, reserved_);
+        int request = static_cast<int>(num_threads);
+        dynamic_back_ = keep_whole_team(site, g_gomp_state, request, icvs, opted_in, gomp.set_dynamic,
+                                        /*can_turn_back=*/true);
+        region_.asked = whole_team_asked(request, icvs, opted_in);
+        int n = reserve_team(g_gomp_state, request, icvs, opted_in, reserved_);
         note_fork(g_gomp_state, n > 0 ? n : icvs.max_threads);
         if (n > 0) size_ = static_cast<unsigned>(n);
     }

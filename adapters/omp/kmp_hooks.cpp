@@ -223,13 +223,15 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
         // this thread's dyn-var is off for the region (libomp's load-balance rule gave the
         // stand-in a team of one under the shim, tests/omp/test_whole_team.py).
         bool sees_ends = g_kmp_state.sees_region_ends.load(std::memory_order_relaxed);
-        SetDynamic dynamic_back = keep_whole_team(site, icvs, opted_in, kmp.set_dynamic, /*can_turn_back=*/sees_ends);
+        int request = clause;
+        SetDynamic dynamic_back = keep_whole_team(site, g_kmp_state, request, icvs, opted_in, kmp.set_dynamic,
+                                                  /*can_turn_back=*/sees_ends);
         int n, reserved = 0;
         if (sees_ends) {
-            n = reserve_team(g_kmp_state, clause, icvs, opted_in, reserved);
-            kmp_outermost_fork(reserved, dynamic_back, whole_team_asked(clause, icvs, opted_in));
+            n = reserve_team(g_kmp_state, request, icvs, opted_in, reserved);
+            kmp_outermost_fork(reserved, dynamic_back, whole_team_asked(request, icvs, opted_in));
         } else {
-            n = team_size(g_kmp_state, clause, icvs, opted_in);
+            n = team_size(g_kmp_state, request, icvs, opted_in);
         }
         auto push = next_push_num_threads.for_caller(site);
         auto gtid = real_global_thread_num.get();

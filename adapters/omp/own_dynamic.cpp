@@ -16,8 +16,6 @@
 // on still count: libgomp caps a team at the forking thread's mask, which confinement sets. Load
 // no table sees (a program outside the shim) is the width check's (shim/width_check.hpp), which
 // narrows the job's CPUs and with them its teams.
-#include <dlfcn.h>
-
 #include "adapters/common/next_fn.hpp"
 #include "adapters/omp/omp_adapter.hpp"
 
@@ -42,9 +40,7 @@ void* const kOther = reinterpret_cast<void*>(1);
 // GOMP_parallel, not one of its dependencies). dladdr and dlsym once per call site.
 bool in_libgomp(const void* site) noexcept {
     if (void* known = g_site_cache.find(site, &kOwner)) return known == kGomp;
-    Dl_info at{}, def{};
-    void* parallel = symbol_beside(const_cast<void*>(site), "GOMP_parallel");
-    bool gomp = parallel && dladdr(site, &at) && dladdr(parallel, &def) && at.dli_fbase == def.dli_fbase;
+    bool gomp = object_defines(site, "GOMP_parallel");
     g_site_cache.insert(site, &kOwner, gomp ? kGomp : kOther);
     return gomp;
 }

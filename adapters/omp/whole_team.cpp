@@ -2,35 +2,54 @@
 
 #include <dlfcn.h>
 
+#include <strings.h>
+
+#include <cstdint>
 #include <cstring>
 
 #include "adapters/common/next_fn.hpp"
 
 namespace apshim::omp_adapter {
 namespace {
-// The cache's owner key for these answers, and the two answers (SiteCache holds pointers; null
-// means "not cached").
+// The cache's owner key for these answers, and the answers (SiteCache holds pointers; null means
+// "not cached"): TeamNeed + 1.
 const char kOwner = 0;
-void* const kWhole = reinterpret_cast<void*>(2);
-void* const kAny = reinterpret_cast<void*>(1);
+void* answer(TeamNeed need) noexcept { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(need) + 1); }
+TeamNeed need_of(void* answer) noexcept {
+    return static_cast<TeamNeed>(reinterpret_cast<std::uintptr_t>(answer) - 1);
+}
 }  // namespace
 
-bool whole_team_library(const char* file) noexcept {
-    if (!file) return false;
+TeamNeed library_team_need(const char* file) noexcept {
+    if (!file) return TeamNeed::any;
     const char* slash = std::strrchr(file, '/');
     const char* base = slash ? slash + 1 : file;
     // libopenblas.so.0 (Debian's alternatives), libopenblasp-r0.3.21.so, a wheel's
     // libscipy_openblas-<hash>.so (pthreads builds fork no OpenMP region: no harm).
-    return strcasestr(base, "openblas") != nullptr;
+    if (strcasestr(base, "openblas")) return TeamNeed::whole;
+    // libblis.so.4 (Debian's blis-openmp), libblis-mt.so (AOCL); a prefix, since "blis" alone is
+    // inside other words (libpublish). Debian's BLIS also comes as blis-openmp/libblas.so.3, a
+    // whole copy exporting the BLAS names only (the one NumPy loads): a library in a directory
+    // named blis-<threading>.
+    if (strncasecmp(base, "libblis", 7) == 0) return TeamNeed::whole_or_one;
+    if (slash && strncasecmp(base, "lib", 3) == 0) {
+        const char* dir = slash;
+        while (dir > file && dir[-1] != '/') --dir;
+        if (strncasecmp(dir, "blis-", 5) == 0) return TeamNeed::whole_or_one;
+    }
+    return TeamNeed::any;
 }
 
-bool needs_whole_team(const void* site) noexcept {
-    if (!site) return false;
-    if (void* known = g_site_cache.find(site, &kOwner)) return known == kWhole;
+TeamNeed team_need(const void* site) noexcept {
+    if (!site) return TeamNeed::any;
+    if (void* known = g_site_cache.find(site, &kOwner)) return need_of(known);
     Dl_info where{};
-    bool whole = dladdr(site, &where) && whole_team_library(where.dli_fname);
-    g_site_cache.insert(site, &kOwner, whole ? kWhole : kAny);
-    return whole;
+    TeamNeed need = dladdr(site, &where) ? library_team_need(where.dli_fname) : TeamNeed::any;
+    // By what the library defines, whatever its file is called (a renamed build).
+    if (need == TeamNeed::any && object_defines(site, "openblas_get_config")) need = TeamNeed::whole;
+    if (need == TeamNeed::any && object_defines(site, "bli_info_get_version_str")) need = TeamNeed::whole_or_one;
+    g_site_cache.insert(site, &kOwner, answer(need));
+    return need;
 }
 
 }  // namespace apshim::omp_adapter

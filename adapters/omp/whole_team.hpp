@@ -10,29 +10,53 @@
 // sessions). A team of the size asked for is always allowed, so an outermost region forked from
 // such a library keeps it: the shim does not shrink it, and for libgomp the forking thread's
 // dyn-var is off for that one region, so that libgomp's load-average rule does not shrink it
-// either (the allotment is still enforced by confinement). Known today: OpenBLAS, by its file name.
+// either (the allotment is still enforced by confinement). Known today, by file name:
+//  - OpenBLAS: whole teams only (a team of one waits for ever too);
+//  - BLIS (libblis4-openmp, AMD's AOCL-BLIS): a whole team or a team of one. Each level-3 call
+//    forks num_threads(n) and aborts the program on any other size ("A different number of
+//    threads was created than was requested", bli_l3_decor_openmp.c): NumPy on BLIS with
+//    OMP_NUM_THREADS=4 and OMP_DYNAMIC=true got teams of 2 under the shim on 2 CPUs and died of
+//    SIGABRT, as it does natively once libgomp's load-average rule gives it 2. Where the shim
+//    would give such a region fewer threads than it asked for, it gets one: BLIS's threads meet
+//    in spin-waits without a yield, so its whole team on fewer CPUs is the slowest choice (the
+//    four on 2 CPUs: 2.1-5 s against 0.43 s with one thread).
 #pragma once
 
 #include "adapters/omp/omp_state.hpp"
 
 namespace apshim::omp_adapter {
 
-// Whether the code at `site` (a fork's return address) lies in a library that needs whole teams.
-// dladdr once per call site, then a cached answer (next_fn.hpp: SiteCache); any thread.
-bool needs_whole_team(const void* site) noexcept;
+// What a library's regions need of their teams (see above).
+enum class TeamNeed { any, whole, whole_or_one };
+
+// What the library holding the code at `site` (a fork's return address) needs. dladdr once per
+// call site, then a cached answer (next_fn.hpp: SiteCache); any thread.
+TeamNeed team_need(const void* site) noexcept;
 
 using SetDynamic = void (*)(int);
 
-// Both runtimes' fork hooks, at an outermost fork from `site`, before sizing the team: where the
+// Both runtimes' fork hooks, at an outermost fork from `site` asking for `requested` threads (0:
+// the default), before sizing the team, where the program allowed smaller teams. Where the
 // library at `site` needs whole teams, withholds both permissions (`icvs.dynamic`, `opted_in`)
 // and, where dyn-var was on and the caller can turn it back on when the region ends
 // (`can_turn_back`), turns the forking thread's off with the runtime's own omp_set_dynamic
-// (`set_dynamic`: OmpQueries::set_dynamic, looked up only here). Returns what to call with 1 when
-// the region ends, or null where dyn-var was left as it was.
+// (`set_dynamic`: OmpQueries::set_dynamic, looked up only here), so that the runtime's own rule
+// (libgomp's CPUs of the mask) cannot shrink it either. Where it takes a whole team or one and the
+// shim (`s`) would give it fewer than it asked for, `requested` becomes 1 instead, permissions
+// withheld. Returns what to call with 1 when the region ends, or null where dyn-var was left as it
+// was.
 template <typename SetDynamicFn>
-SetDynamic keep_whole_team(const void* site, ForkIcvs& icvs, bool& opted_in, SetDynamicFn& set_dynamic,
-                           bool can_turn_back) noexcept {
-    if (!(icvs.dynamic || opted_in) || !needs_whole_team(site)) return nullptr;
+SetDynamic keep_whole_team(const void* site, const State& s, int& requested, ForkIcvs& icvs, bool& opted_in,
+                           SetDynamicFn& set_dynamic, bool can_turn_back) noexcept {
+    if (!(icvs.dynamic || opted_in)) return nullptr;
+    TeamNeed need = team_need(site);
+    if (need == TeamNeed::any) return nullptr;
+    if (need == TeamNeed::whole_or_one &&
+        team_size(s, requested, icvs, opted_in) < (requested > 0 ? requested : icvs.max_threads)) {
+        requested = 1;
+        opted_in = icvs.dynamic = false;
+        return nullptr;
+    }
     SetDynamic off = icvs.dynamic && can_turn_back ? set_dynamic.get() : nullptr;
     if (off) off(0);
     opted_in = icvs.dynamic = false;
@@ -40,6 +64,6 @@ SetDynamic keep_whole_team(const void* site, ForkIcvs& icvs, bool& opted_in, Set
 }
 
 // The decision for a file name (the basename of dladdr's dli_fname), exposed for the unit tests.
-bool whole_team_library(const char* file) noexcept;
+TeamNeed library_team_need(const char* file) noexcept;
 
 }  // namespace apshim::omp_adapter

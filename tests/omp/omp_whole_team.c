@@ -1,9 +1,11 @@
-/* A program that allows smaller teams (run with OMP_DYNAMIC=true) and calls a library that does
- * not cope with them (openblas_standin.c, OpenBLAS's shape), in turn with regions of its own, for
- * SECONDS. The library's teams must stay whole, the program's own may shrink, and its dyn-var
- * must read as it set it after each library call.
+/* A program that allows smaller teams (run with OMP_DYNAMIC=true) and calls libraries that do
+ * not cope with them (openblas_standin.c, OpenBLAS's shape: whole teams only; blis_standin.c,
+ * BLIS's: a whole team or one), in turn with regions of its own, for SECONDS. The libraries' teams
+ * must be as they need, the program's own may shrink, and its dyn-var must read as it set it
+ * after each library call.
  *   omp_whole_team SECONDS
- * stdout: "omp_whole_team calls=<n> incomplete=<library calls whose pieces gave up> lib_team_min=<m>
+ * stdout: "omp_whole_team calls=<n> incomplete=<OpenBLAS stand-in calls whose pieces gave up>
+ * lib_team_min=<m> blis_bad=<BLIS stand-in calls in a team neither whole nor one> blis_team_min=<m>
  * own_team_min=<m> own_team_last=<t> dynamic_changed=<library calls after which omp_get_dynamic()
  * differed> max_threads=<m>" */
 #include <omp.h>
@@ -13,6 +15,7 @@
 #include "spin.h"
 
 int standin_blas_call(int* team);
+int standin_blis_call(int* team);
 
 int main(int argc, char** argv) {
     if (argc != 2) {
@@ -22,11 +25,15 @@ int main(int argc, char** argv) {
     double end = now() + atof(argv[1]);
     int max_threads = omp_get_max_threads(), dynamic = omp_get_dynamic();
     int calls = 0, incomplete = 0, lib_min = max_threads, own_min = max_threads, own_last = 0, changed = 0;
+    int blis_bad = 0, blis_min = max_threads;
     while (now() < end) {
         int team = 0;
         incomplete += !standin_blas_call(&team);
         ++calls;
         if (team < lib_min) lib_min = team;
+        changed += omp_get_dynamic() != dynamic;
+        blis_bad += !standin_blis_call(&team);
+        if (team < blis_min) blis_min = team;
         changed += omp_get_dynamic() != dynamic;
 #pragma omp parallel
         {
@@ -36,8 +43,8 @@ int main(int argc, char** argv) {
         }
         if (own_last < own_min) own_min = own_last;
     }
-    printf("omp_whole_team calls=%d incomplete=%d lib_team_min=%d own_team_min=%d own_team_last=%d "
-           "dynamic_changed=%d max_threads=%d\n",
-           calls, incomplete, lib_min, own_min, own_last, changed, max_threads);
+    printf("omp_whole_team calls=%d incomplete=%d lib_team_min=%d blis_bad=%d blis_team_min=%d own_team_min=%d "
+           "own_team_last=%d dynamic_changed=%d max_threads=%d\n",
+           calls, incomplete, lib_min, blis_bad, blis_min, own_min, own_last, changed, max_threads);
     return 0;
 }

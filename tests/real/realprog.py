@@ -130,15 +130,18 @@ class RealProgram:
         self.timeout = min(90.0, max(25.0, 5 * m.wall_s))
         return m
 
-    def alone(self):
-        trace = self.shim.path("trace-alone.%p")
-        m = self.run("alone", self.shim.env(trace=trace, **self.extra), self.timeout)
-        if self.ok("alone", m):
+    def alone(self, tag="alone", **more_env):
+        """Alone in its table; `more_env`: the program's own settings for this run, `tag` names it."""
+        name = re.sub(r"\W+", "-", tag)
+        trace = self.shim.path(f"trace-{name}.%p")
+        m = self.run(tag, self.shim.env(trace=trace, gat=self.shim.path(f"gat-{name}"), **{**self.extra, **more_env}),
+                     self.timeout)
+        if self.ok(tag, m):
             rows = trace_rows(trace)
-            self.check.expect(len(rows) > 0, f"alone: the shim attached (APSHIM_TRACE has {len(rows)} rows)")
+            self.check.expect(len(rows) > 0, f"{tag}: the shim attached (APSHIM_TRACE has {len(rows)} rows)")
             if self.threads and rows:
                 most = max(r["usage"] for r in rows)
-                self.check.expect(most <= self.threads, f"alone: at most {self.threads} threads measured at work in a cycle ({most})")
+                self.check.expect(most <= self.threads, f"{tag}: at most {self.threads} threads measured at work in a cycle ({most})")
         return m
 
     def throttled(self, tag="throttled", **more_env):
@@ -146,7 +149,7 @@ class RealProgram:
         program's own settings for this run (OMP_DYNAMIC=true), `tag` names it."""
         name = re.sub(r"\W+", "-", tag)
         gat = self.shim.path(f"gat-{name}")
-        env = self.shim.env(P=2, gat=gat, **self.extra, **more_env)
+        env = self.shim.env(P=2, gat=gat, **{**self.extra, **more_env})
         co = subprocess.Popen([self.gat_job, "2", str(int((self.timeout + 30) * 1000))], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:

@@ -1,27 +1,42 @@
 // Which libraries' regions keep whole teams where the program allows smaller ones
-// (adapters/omp/whole_team.hpp): OpenBLAS's builds, by file name, and nothing else.
+// (adapters/omp/whole_team.hpp): OpenBLAS's builds, and BLIS's (whole or one), by file name, and
+// nothing else.
 #include <catch2/catch.hpp>
 
 #include "adapters/omp/whole_team.hpp"
 
-using apshim::omp_adapter::needs_whole_team;
-using apshim::omp_adapter::whole_team_library;
+using apshim::omp_adapter::library_team_need;
+using apshim::omp_adapter::team_need;
+using apshim::omp_adapter::TeamNeed;
 
 TEST_CASE("OpenBLAS's file names, and only they, ask for whole teams", "[whole_team]") {
-    CHECK(whole_team_library("/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0"));
-    CHECK(whole_team_library("/usr/lib/x86_64-linux-gnu/libopenblasp-r0.3.21.so"));
-    CHECK(whole_team_library("numpy.libs/libscipy_openblas64_-ff651d7f.so"));
-    CHECK(whole_team_library("libOpenBLAS.so"));
-    CHECK_FALSE(whole_team_library("/usr/lib/x86_64-linux-gnu/libgomp.so.1"));
-    CHECK_FALSE(whole_team_library("/usr/lib/x86_64-linux-gnu/libblas.so.3"));
+    CHECK(library_team_need("/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0") == TeamNeed::whole);
+    CHECK(library_team_need("/usr/lib/x86_64-linux-gnu/libopenblasp-r0.3.21.so") == TeamNeed::whole);
+    CHECK(library_team_need("numpy.libs/libscipy_openblas64_-ff651d7f.so") == TeamNeed::whole);
+    CHECK(library_team_need("libOpenBLAS.so") == TeamNeed::whole);
+    CHECK(library_team_need("/usr/lib/x86_64-linux-gnu/libgomp.so.1") == TeamNeed::any);
+    CHECK(library_team_need("/usr/lib/x86_64-linux-gnu/libblas.so.3") == TeamNeed::any);
     // The directory is not the library: a program of its own under .../openblas-openmp/.
-    CHECK_FALSE(whole_team_library("/opt/openblas-openmp/bin/myprog"));
-    CHECK_FALSE(whole_team_library(nullptr));
+    CHECK(library_team_need("/opt/openblas-openmp/bin/myprog") == TeamNeed::any);
+    CHECK(library_team_need(nullptr) == TeamNeed::any);
+}
+
+TEST_CASE("BLIS's file names ask for a whole team or one, and words that hold blis do not", "[whole_team]") {
+    CHECK(library_team_need("/usr/lib/x86_64-linux-gnu/blis-openmp/libblis.so.4") == TeamNeed::whole_or_one);
+    CHECK(library_team_need("/opt/AMD/aocl/lib/libblis-mt.so.4") == TeamNeed::whole_or_one);
+    CHECK(library_team_need("libBLIS.so") == TeamNeed::whole_or_one);
+    // Debian's BLAS alternative from BLIS: a whole copy of BLIS named libblas, in blis-openmp/.
+    CHECK(library_team_need("/usr/lib/x86_64-linux-gnu/blis-openmp/libblas.so.3") == TeamNeed::whole_or_one);
+    CHECK(library_team_need("/usr/lib/x86_64-linux-gnu/blis-pthread/libblas.so.3") == TeamNeed::whole_or_one);
+    CHECK(library_team_need("/usr/lib/libpublish.so") == TeamNeed::any);
+    CHECK(library_team_need("/usr/lib/x86_64-linux-gnu/libblas.so.3") == TeamNeed::any);
+    CHECK(library_team_need("/opt/blis-build/bin/myprog") == TeamNeed::any);
+    CHECK(library_team_need("blis-openmp/libblas.so.3") == TeamNeed::whole_or_one);
 }
 
 TEST_CASE("code outside such a library keeps the program's permission, asked twice", "[whole_team]") {
-    const void* here = reinterpret_cast<const void*>(&whole_team_library);
-    CHECK_FALSE(needs_whole_team(here));
-    CHECK_FALSE(needs_whole_team(here));  // the cached answer
-    CHECK_FALSE(needs_whole_team(nullptr));
+    const void* here = reinterpret_cast<const void*>(&library_team_need);
+    CHECK(team_need(here) == TeamNeed::any);
+    CHECK(team_need(here) == TeamNeed::any);  // the cached answer
+    CHECK(team_need(nullptr) == TeamNeed::any);
 }

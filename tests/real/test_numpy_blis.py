@@ -1,0 +1,36 @@
+"""NumPy with Debian's OpenMP build of BLIS (libblis4-openmp; its BLAS in blis-openmp/libblas.so.3,
+a whole copy of BLIS, selected with LD_LIBRARY_PATH), in a program that allows smaller teams
+(OMP_DYNAMIC=true) and asks for 4 threads on 2 CPUs. BLIS forks num_threads(4) for every product
+and aborts the program in a team of any other size but one ("A different number of threads was
+created than was requested"): under the shim at allotment 2 it got teams of 2 and died of SIGABRT,
+as it does natively whenever libgomp's load-average rule gives it 2 (adapters/omp/whole_team.hpp,
+thirty-seventh session). The native reference runs with 2 threads (BLIS's default is one; it
+reads OMP_NUM_THREADS) and dynamic adjustment off (the products are exact integers: the same at any
+team size); then alone and throttled to allotment 1 (realprog.py) with OMP_DYNAMIC=true and 4
+threads asked."""
+import os
+
+from realprog import RealProgram, build_dir, require
+
+BLIS_OPENMP = "/usr/lib/x86_64-linux-gnu/blis-openmp"
+PYTHON = "/usr/bin/python3"
+WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "numpy_work.py")
+ARGS = ["1200", "4", "600000"]
+
+
+def output_of(tag, m):
+    """Every line numpy_work.py printed, less the time on the last one."""
+    return [line.split(" time_s=")[0] for line in m.stdout.splitlines()]
+
+
+t = RealProgram("real.numpy_blis", build_dir(), lambda tag: [PYTHON, WORK] + ARGS, output_of,
+                env={"OMP_NUM_THREADS": "2",
+                     "LD_LIBRARY_PATH": BLIS_OPENMP + (":" + os.environ["LD_LIBRARY_PATH"]
+                                                        if os.environ.get("LD_LIBRARY_PATH") else "")})
+require(t.check, PYTHON, os.path.join(BLIS_OPENMP, "libblas.so.3"), "/usr/lib/python3/dist-packages/numpy/__init__.py")
+m = t.native()
+t.check.expect("blis-openmp" in m.stderr and "libgomp" in m.stderr,
+               "the OpenMP build of BLIS and libgomp are the ones loaded (" + m.stderr.strip()[-200:] + ")")
+t.alone("alone, OMP_DYNAMIC=true, 4 threads", OMP_DYNAMIC="true", OMP_NUM_THREADS="4")
+t.throttled("throttled, OMP_DYNAMIC=true, 4 threads", OMP_DYNAMIC="true", OMP_NUM_THREADS="4")
+t.done()
