@@ -17,13 +17,15 @@ work), its teams are the shim's (adapters/omp/own_dynamic.cpp):
   was never narrowed. Asked only where, natively beside the hog, one thread gets PREMISE times as
   far as two (else INCONCLUSIVE).
 
-Every run must give the native checksum."""
+Every run must give the native checksum. Under CI's sanitizer stages the sanitizer runtime,
+preloaded first, intercepts getloadavg() itself, so libgomp's call reaches the shim from the
+runtime and reads the real load: the libgomp checks that need it are INCONCLUSIVE there."""
 import os
 import subprocess
 import sys
 import time
 
-from apshim_test import Check, Shim, phases_in_order, require_two_cpus, stdout_words
+from apshim_test import Check, Shim, phases_in_order, require_two_cpus, sanitizer_preloaded, stdout_words
 from cpu_hog import JOB_NICE, OutsideHog
 
 require_two_cpus("teams of two, and a hog beside the job, need two CPUs")
@@ -34,6 +36,8 @@ check = Check(f"omp.{compiler}.own_dynamic")
 fake_load = os.path.join(build, "tests", "omp", "libfake_load.so")
 args = [prog, "6000", "20000"]  # about 1 s with two threads on an idle machine here
 PREMISE = 1.5
+# A sanitizer runtime ahead of the shim (scripts/test.sh) answers libgomp's getloadavg() call first.
+INTERCEPTED = compiler == "gcc" and (sanitizer_preloaded("asan") or sanitizer_preloaded("tsan"))
 
 
 def words(r):
@@ -58,7 +62,7 @@ def same_answer(name, r, w):
 
 # libgomp's load average.
 if compiler == "gcc":
-    env = shim.env(preload=False, LD_PRELOAD=fake_load)
+    env = shim.env(preload=False, LD_PRELOAD=" ".join(filter(None, [os.environ.get("TEST_PRELOAD_FIRST"), fake_load])))
     r, w, _ = timed(args, env)
     premise = w.get("team1") == regions
     print(f"natively, load average 64: {r.stdout.strip()}", flush=True)
@@ -69,7 +73,9 @@ if compiler == "gcc":
     print(f"the shim, alone, load average 64: {r.stdout.strip()}", flush=True)
     if same_answer("the shim, load average 64", r, w):
         check.expect(w["loadavg"] == 6400, "the shim: the program's own getloadavg() still reads 64")
-        if premise:
+        if INTERCEPTED:
+            print("INCONCLUSIVE: a sanitizer runtime intercepts getloadavg() ahead of the shim", flush=True)
+        elif premise:
             check.expect(w["team1"] < regions / 2 and w["team_max"] == 2,
                          f"the shim: most regions in teams of two ({w['team1']} of {regions} of one)")
         else:
@@ -111,6 +117,10 @@ with OutsideHog():
     print(f"the shim beside the hog: {t:.2f} s, {r.stdout.strip()}", flush=True)
     if same_answer("the shim beside the hog", r, w):
         phases = phases_in_order(shim.trace_rows("trace-hog-"), "width_check")
-        if premise:
+        if INTERCEPTED:
+            # libgomp's own rule may already give teams of one, which the check cannot narrow.
+            print(f"INCONCLUSIVE: a sanitizer runtime intercepts getloadavg() ahead of the shim (phases {phases[:10]})",
+                  flush=True)
+        elif premise:
             check.expect("narrowed" in phases, f"probed on one CPU and narrowed (phases in order {phases[:10]})")
 check.done()
