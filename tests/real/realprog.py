@@ -36,6 +36,25 @@ MIN_CAPACITY = 1.5
 NATIVE_TIMEOUT_S = 60
 
 
+# Debian's Python, and the OpenMP builds of the BLAS that Debian installs beside the default one;
+# a program gets one by its folder first in LD_LIBRARY_PATH, as their docs say (library_path_first).
+PYTHON = "/usr/bin/python3"
+OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+BLIS_OPENMP = "/usr/lib/x86_64-linux-gnu/blis-openmp"
+
+
+def library_path_first(folder):
+    """LD_LIBRARY_PATH with `folder` ahead of the environment's own."""
+    old = os.environ.get("LD_LIBRARY_PATH")
+    return folder + (":" + old if old else "")
+
+
+def work_lines(tag, m):
+    """Every line a tests/real *_work.py script printed, less the time on its last one (an
+    output_of for RealProgram)."""
+    return [line.split(" time_s=")[0] for line in m.stdout.splitlines()]
+
+
 def require(check, *programs):
     """Fails the test at once (with what to install) when a program or file is missing."""
     missing = [p for p in programs if not (os.path.exists(p) or shutil.which(p))]

@@ -10,23 +10,14 @@ team size); then alone and throttled to allotment 1 (realprog.py) with OMP_DYNAM
 threads asked."""
 import os
 
-from realprog import RealProgram, build_dir, require
+from realprog import BLIS_OPENMP, PYTHON, RealProgram, build_dir, library_path_first, require, work_lines
 
-BLIS_OPENMP = "/usr/lib/x86_64-linux-gnu/blis-openmp"
-PYTHON = "/usr/bin/python3"
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "numpy_work.py")
 ARGS = ["1200", "4", "600000"]
 
 
-def output_of(tag, m):
-    """Every line numpy_work.py printed, less the time on the last one."""
-    return [line.split(" time_s=")[0] for line in m.stdout.splitlines()]
-
-
-t = RealProgram("real.numpy_blis", build_dir(), lambda tag: [PYTHON, WORK] + ARGS, output_of,
-                env={"OMP_NUM_THREADS": "2",
-                     "LD_LIBRARY_PATH": BLIS_OPENMP + (":" + os.environ["LD_LIBRARY_PATH"]
-                                                        if os.environ.get("LD_LIBRARY_PATH") else "")})
+t = RealProgram("real.numpy_blis", build_dir(), lambda tag: [PYTHON, WORK] + ARGS, work_lines,
+                env={"OMP_NUM_THREADS": "2", "LD_LIBRARY_PATH": library_path_first(BLIS_OPENMP)})
 require(t.check, PYTHON, os.path.join(BLIS_OPENMP, "libblas.so.3"), "/usr/lib/python3/dist-packages/numpy/__init__.py")
 m = t.native()
 t.check.expect("blis-openmp" in m.stderr and "libgomp" in m.stderr,

@@ -5,22 +5,14 @@ matrix products with ~300 ms pure-Python phases between them (numpy_work.py); al
 to allotment 1 by a co-runner, and at APSHIM_P=8 (realprog.py)."""
 import os
 
-from realprog import RealProgram, build_dir, require
+from realprog import OPENBLAS_OPENMP, PYTHON, RealProgram, build_dir, library_path_first, require, work_lines
 
-OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
-PYTHON = "/usr/bin/python3"
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "numpy_work.py")
 ARGS = ["2000", "6", "4000000"]
 
 
-def output_of(tag, m):
-    """Every line numpy_work.py printed, less the time on the last one."""
-    return [line.split(" time_s=")[0] for line in m.stdout.splitlines()]
-
-
-t = RealProgram("real.numpy_openblas", build_dir(), lambda tag: [PYTHON, WORK] + ARGS, output_of,
-                env={"LD_LIBRARY_PATH": OPENBLAS_OPENMP + (":" + os.environ["LD_LIBRARY_PATH"]
-                                                            if os.environ.get("LD_LIBRARY_PATH") else "")})
+t = RealProgram("real.numpy_openblas", build_dir(), lambda tag: [PYTHON, WORK] + ARGS, work_lines,
+                env={"LD_LIBRARY_PATH": library_path_first(OPENBLAS_OPENMP)})
 require(t.check, PYTHON, os.path.join(OPENBLAS_OPENMP, "libopenblas.so.0"),
         "/usr/lib/python3/dist-packages/numpy/__init__.py")
 m = t.native()

@@ -10,21 +10,13 @@ trace must show the width check narrowing the job (it gets further on one CPU of
 import os
 
 from apshim_test import phases_in_order
-from realprog import RealProgram, build_dir, require
+from realprog import OPENBLAS_OPENMP, PYTHON, RealProgram, build_dir, library_path_first, require, work_lines
 
-OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
-PYTHON = "/usr/bin/python3"
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scipy_work.py")
 
 
-def output_of(tag, m):
-    """Every line scipy_work.py printed, less the time on the last one."""
-    return [line.split(" time_s=")[0] for line in m.stdout.splitlines()]
-
-
-t = RealProgram("real.scipy_openblas", build_dir(), lambda tag: [PYTHON, WORK], output_of,
-                env={"LD_LIBRARY_PATH": OPENBLAS_OPENMP + (":" + os.environ["LD_LIBRARY_PATH"]
-                                                            if os.environ.get("LD_LIBRARY_PATH") else "")})
+t = RealProgram("real.scipy_openblas", build_dir(), lambda tag: [PYTHON, WORK], work_lines,
+                env={"LD_LIBRARY_PATH": library_path_first(OPENBLAS_OPENMP)})
 require(t.check, PYTHON, os.path.join(OPENBLAS_OPENMP, "libopenblas.so.0"),
         "/usr/lib/python3/dist-packages/scipy/__init__.py")
 t.native()

@@ -6,19 +6,13 @@ adapters/omp/own_dynamic.cpp), and at APSHIM_P=8 (realprog.py): the same checksu
 hang, the allotment enforced."""
 import os
 
-from realprog import RealProgram, build_dir, require
+from realprog import PYTHON, RealProgram, build_dir, require, work_lines
 
-PYTHON = "/usr/bin/python3"
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sklearn_work.py")
 ARGS = ["60000", "150"]
 
 
-def output_of(tag, m):
-    """What sklearn_work.py printed, less the time."""
-    return [line.split(" time_s=")[0] for line in m.stdout.splitlines()]
-
-
-t = RealProgram("real.sklearn_hgb", build_dir(), lambda tag: [PYTHON, WORK] + ARGS, output_of)
+t = RealProgram("real.sklearn_hgb", build_dir(), lambda tag: [PYTHON, WORK] + ARGS, work_lines)
 require(t.check, PYTHON, "/usr/lib/python3/dist-packages/sklearn/__init__.py")
 t.native()
 t.alone()

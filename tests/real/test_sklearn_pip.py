@@ -6,24 +6,15 @@ does not adapt two copies."""
 import os
 import sys
 
-from realprog import RealProgram, build_dir, require
+from realprog import OPENBLAS_OPENMP, PYTHON, RealProgram, build_dir, library_path_first, require, work_lines
 
-OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
-PYTHON = "/usr/bin/python3"
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sklearn_pip_work.py")
 ARGS = ["30000", "80"]
 build = build_dir()
 wheel = os.path.join(build, "runtimes", "sklearn-pip-wheel")
 
-
-def output_of(tag, m):
-    """What sklearn_pip_work.py printed, less the time."""
-    return [line.split(" time_s=")[0] for line in m.stdout.splitlines()]
-
-
-ld = OPENBLAS_OPENMP + (":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else "")
-t = RealProgram("real.sklearn_pip", build, lambda tag: [PYTHON, WORK] + ARGS, output_of,
-                env={"LD_LIBRARY_PATH": ld, "PYTHONPATH": wheel})
+t = RealProgram("real.sklearn_pip", build, lambda tag: [PYTHON, WORK] + ARGS, work_lines,
+                env={"LD_LIBRARY_PATH": library_path_first(OPENBLAS_OPENMP), "PYTHONPATH": wheel})
 if not os.path.exists(os.path.join(wheel, "sklearn", "__init__.py")):
     print(f"SKIP real.sklearn_pip: no {wheel} (scripts/fetch-runtimes.sh could not fetch it: offline?)", flush=True)
     sys.exit(77)
