@@ -108,6 +108,18 @@ private:
 };
 extern SiteCache g_site_cache;
 
+// A small answer about the code at `site` (which library it lies in, say), for `owner` (the address
+// of an object of the caller's, as key): worked out by `decide(site)` once per site, then read
+// from g_site_cache, which holds it as answer + 1 (null there is "not cached").
+template <typename Decide>
+unsigned cached_site_answer(const void* site, const void* owner, Decide decide) noexcept {
+    if (void* known = g_site_cache.find(site, owner))
+        return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(known) - 1);
+    unsigned answer = decide(site);
+    g_site_cache.insert(site, owner, reinterpret_cast<void*>(std::uintptr_t{answer} + 1));
+    return answer;
+}
+
 // Looks `name` up for a call from `site` on a cache miss: symbol_for_caller, then the cache (or,
 // for a global answer, `global`), noting the defining object in `copies`. Null when none.
 void* resolve_for_caller(const void* site, const char* name, const void* owner, std::atomic<void*>& global,

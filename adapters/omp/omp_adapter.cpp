@@ -154,16 +154,16 @@ bool may_shrink(int requested, const ForkIcvs& icvs, bool opted_in) noexcept {
 }
 }  // namespace
 
-int team_size(const State& s, int requested, const ForkIcvs& icvs, bool opted_in) noexcept {
-    int limit = s.limit.load(std::memory_order_relaxed);
-    if (limit == kReleased || !may_shrink(requested, icvs, opted_in)) return requested;
-    int bound = requested > 0 ? requested : icvs.max_threads;
-    return limit > 0 ? std::min(bound, team_width(s)) : bound;
-}
-
 int whole_team_asked(int requested, const ForkIcvs& icvs, bool opted_in) noexcept {
     if (!may_shrink(requested, icvs, opted_in)) return 0;
     return requested > 0 ? requested : icvs.max_threads;
+}
+
+int team_size(const State& s, int requested, const ForkIcvs& icvs, bool opted_in) noexcept {
+    int limit = s.limit.load(std::memory_order_relaxed);
+    int bound = whole_team_asked(requested, icvs, opted_in);
+    if (limit == kReleased || bound == 0) return requested;
+    return limit > 0 ? std::min(bound, team_width(s)) : bound;
 }
 
 int reserve_team(State& s, int requested, const ForkIcvs& icvs, bool opted_in, int& reserved) noexcept {

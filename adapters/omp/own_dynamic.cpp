@@ -30,19 +30,15 @@ __attribute__((constructor(110))) void defer_libomp_dynamic() {
 NextFn<int (*)(double*, int)> next_getloadavg{"getloadavg"};
 APSHIM_RESOLVE_AT_LOAD(next_getloadavg)
 
-// The cache's owner key for these answers, and the two answers (SiteCache holds pointers; null
-// means "not cached").
+// The cache's owner key for these answers (cached_site_answer).
 const char kOwner = 0;
-void* const kGomp = reinterpret_cast<void*>(2);
-void* const kOther = reinterpret_cast<void*>(1);
 
 // Whether the code at `site` lies in a libgomp (any copy: the object itself defines
 // GOMP_parallel, not one of its dependencies). dladdr and dlsym once per call site.
 bool in_libgomp(const void* site) noexcept {
-    if (void* known = g_site_cache.find(site, &kOwner)) return known == kGomp;
-    bool gomp = object_defines(site, "GOMP_parallel");
-    g_site_cache.insert(site, &kOwner, gomp ? kGomp : kOther);
-    return gomp;
+    return cached_site_answer(site, &kOwner, [](const void* at) -> unsigned {
+               return object_defines(at, "GOMP_parallel");
+           }) != 0;
 }
 
 // A getloadavg() call from `site` asks for libgomp's dynamic adjustment while the shim sizes its

@@ -1,22 +1,25 @@
 #include "adapters/omp/whole_team.hpp"
 
 #include <dlfcn.h>
-
 #include <strings.h>
 
-#include <cstdint>
 #include <cstring>
 
 #include "adapters/common/next_fn.hpp"
 
 namespace apshim::omp_adapter {
 namespace {
-// The cache's owner key for these answers, and the answers (SiteCache holds pointers; null means
-// "not cached"): TeamNeed + 1.
+// The cache's owner key for these answers (cached_site_answer).
 const char kOwner = 0;
-void* answer(TeamNeed need) noexcept { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(need) + 1); }
-TeamNeed need_of(void* answer) noexcept {
-    return static_cast<TeamNeed>(reinterpret_cast<std::uintptr_t>(answer) - 1);
+
+// team_need() on a cache miss: the library's file name, else what it defines, whatever its file
+// is called (a renamed build).
+TeamNeed decide_team_need(const void* site) noexcept {
+    Dl_info where{};
+    TeamNeed need = dladdr(site, &where) ? library_team_need(where.dli_fname) : TeamNeed::any;
+    if (need == TeamNeed::any && object_defines(site, "openblas_get_config")) need = TeamNeed::whole;
+    if (need == TeamNeed::any && object_defines(site, "bli_info_get_version_str")) need = TeamNeed::whole_or_one;
+    return need;
 }
 }  // namespace
 
@@ -42,14 +45,9 @@ TeamNeed library_team_need(const char* file) noexcept {
 
 TeamNeed team_need(const void* site) noexcept {
     if (!site) return TeamNeed::any;
-    if (void* known = g_site_cache.find(site, &kOwner)) return need_of(known);
-    Dl_info where{};
-    TeamNeed need = dladdr(site, &where) ? library_team_need(where.dli_fname) : TeamNeed::any;
-    // By what the library defines, whatever its file is called (a renamed build).
-    if (need == TeamNeed::any && object_defines(site, "openblas_get_config")) need = TeamNeed::whole;
-    if (need == TeamNeed::any && object_defines(site, "bli_info_get_version_str")) need = TeamNeed::whole_or_one;
-    g_site_cache.insert(site, &kOwner, answer(need));
-    return need;
+    return static_cast<TeamNeed>(cached_site_answer(site, &kOwner, [](const void* at) {
+        return static_cast<unsigned>(decide_team_need(at));
+    }));
 }
 
 }  // namespace apshim::omp_adapter

@@ -52,7 +52,7 @@ SetDynamic keep_whole_team(const void* site, const State& s, int& requested, For
     TeamNeed need = team_need(site);
     if (need == TeamNeed::any) return nullptr;
     if (need == TeamNeed::whole_or_one &&
-        team_size(s, requested, icvs, opted_in) < (requested > 0 ? requested : icvs.max_threads)) {
+        team_size(s, requested, icvs, opted_in) < whole_team_asked(requested, icvs, opted_in)) {
         requested = 1;
         opted_in = icvs.dynamic = false;
         return nullptr;
