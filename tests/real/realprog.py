@@ -199,12 +199,15 @@ class RealProgram:
             co.kill()
             co.wait()
 
-    def p8(self):
+    def p8(self, tag="P8", **more_env):
+        """APSHIM_P=8, above the cores; `more_env` and `tag` as for alone()."""
         # A table of its own: the alone run's, created with P = 2, would make the shim ignore
         # APSHIM_P=8 (it did until the twenty-seventh session; that case is tbb.needs_threads').
-        trace = self.shim.path("trace-p8.%p")
-        m = self.run("P8", self.shim.env(P=8, gat=self.shim.path("gat-p8"), trace=trace, **self.extra), self.timeout)
-        self.ok("P8", m)
+        name = re.sub(r"\W+", "-", tag.lower())
+        trace = self.shim.path(f"trace-{name}.%p")
+        m = self.run(tag, self.shim.env(P=8, gat=self.shim.path(f"gat-{name}"), trace=trace,
+                                        **{**self.extra, **more_env}), self.timeout)
+        self.ok(tag, m)
         return m
 
     def beside_hog(self):

@@ -6,8 +6,8 @@ created than was requested"): under the shim at allotment 2 it got teams of 2 an
 as it does natively whenever libgomp's load-average rule gives it 2 (adapters/omp/whole_team.hpp,
 thirty-seventh session). The native reference runs with 2 threads (BLIS's default is one; it
 reads OMP_NUM_THREADS) and dynamic adjustment off (the products are exact integers: the same at any
-team size); then alone and throttled to allotment 1 (realprog.py) with OMP_DYNAMIC=true and 4
-threads asked."""
+team size); then alone, throttled to allotment 1 and at APSHIM_P=8 (realprog.py) with
+OMP_DYNAMIC=true and 4 threads asked."""
 import os
 
 from realprog import BLIS_OPENMP, PYTHON, RealProgram, build_dir, library_path_first, require, work_lines
@@ -24,4 +24,5 @@ t.check.expect("blis-openmp" in m.stderr and "libgomp" in m.stderr,
                "the OpenMP build of BLIS and libgomp are the ones loaded (" + m.stderr.strip()[-200:] + ")")
 t.alone("alone, OMP_DYNAMIC=true, 4 threads", OMP_DYNAMIC="true", OMP_NUM_THREADS="4")
 t.throttled("throttled, OMP_DYNAMIC=true, 4 threads", OMP_DYNAMIC="true", OMP_NUM_THREADS="4")
+t.p8("P8, OMP_DYNAMIC=true, 4 threads", OMP_DYNAMIC="true", OMP_NUM_THREADS="4")
 t.done()
