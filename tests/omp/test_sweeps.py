@@ -17,10 +17,19 @@ The share of cycles confined is printed, not checked: it is what the probes deci
 reads the second CPU's load and the hooks' cost as well as the job (on the idle 2-core VM
 0.11-0.37 in 10 runs of 11, 0.47-0.72 with 0766b8a's library; CI's TSan stage read 0.74-0.86 in
 three runs of 6cb3be1's CI, and locally under TSan 0.12-0.89). clang builds yield at the flush
-(kmp_hooks.cpp): only the answer is checked there. Same answer as natively in every run."""
+(kmp_hooks.cpp): only the answer is checked there. Same answer as natively in every run.
+
+Under a sanitizer (CI's ASan and TSan stages) a run without such a probe is INCONCLUSIVE, not a
+failure: the premise is a confined stretch that begins inside a stalled sweep, and the sanitizer
+slows the hooks at the loops' barriers, not the sweeps' own spinning, so the job spends its
+unconfined windows in the loops and each stretch begins with their marks. c59561d's ASan stage:
+five runs, every confined stretch but one beginning with a loop's 68 marks (the other with 32
+cycles of stall, then the loop, then the probe), no probe after a markless stretch. The mechanism
+is checked in the uninstrumented suite; under a sanitizer the runs are there for what the
+sanitizer finds, and the answer."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus, stdout_words
+from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus, sanitizer_preloaded, stdout_words
 
 require_two_cpus("the confinement check it exercises needs a CPU to confine from")
 build, prog = sys.argv[1], sys.argv[2]
@@ -71,7 +80,10 @@ for attempt in range(5 if gcc else 1):
           f"spins per hand-over {parse(r.stdout)[1]:.0f}, natively {parse(native.stdout)[1]:.0f}", flush=True)
     if found[-1] > 0:
         break
-if gcc:
+if gcc and found[-1] == 0 and (sanitizer_preloaded("asan") or sanitizer_preloaded("tsan")):
+    print(f"INCONCLUSIVE: under a sanitizer no confined stretch began in a stalled sweep in five runs ({found})",
+          flush=True)
+elif gcc:
     check.expect(found[-1] > 0, f"throttled: a sweep stalled without marks was probed, in one run of up to five "
                  f"(probes after a stretch without marks, run by run: {found})")
 check.done()
