@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The main demo (README's first command runs it): real co-running programs with and without the
-# shim, against the baselines a user would otherwise pick, then a short look at the table.
-# About a minute and a half on 2 idle cores. Full runs: bench/run.py SCENARIO, bench/run.py --list, bench/scripts/run_all.sh (bench/README.md).
+# The main demo (README's first command runs it): co-running parallel programs (the bench's
+# workloads, bench/workloads) with and without the shim, against the baselines a user would
+# otherwise pick, then a short look at the table. About two minutes on 2 idle cores. Full runs: bench/run.py SCENARIO, bench/run.py --list, bench/scripts/run_all.sh (bench/README.md).
 set -euo pipefail
 BUILD=${1:-build}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -13,6 +13,9 @@ $PY "$HERE/run.py" tbb_pair --quick --build "$BUILD" --out "$OUT/tbb_pair"
 echo
 echo "== Two OpenMP (clang/libomp) jobs co-running, against passive waiting, static split, OMP_DYNAMIC load_balance"
 $PY "$HERE/run.py" omp_pair --quick --build "$BUILD" --out "$OUT/omp_pair"
+echo
+echo "== The same pair built with gcc (libgomp, the OpenMP runtime of most Debian programs, whose idle threads spin before they sleep)"
+$PY "$HERE/run.py" gomp_pair --quick --build "$BUILD" --out "$OUT/gomp_pair"
 echo
 echo "== Sen P3: each job alone under the shim against the greedy bound T1/P̄ + T∞"
 $PY "$HERE/run.py" p3_greedy --quick --build "$BUILD" --out "$OUT/p3_greedy"
