@@ -187,10 +187,11 @@ constinit const OptionSpec kSpecs[] = {
      "shared CPUs. 0 lets every job keep what DP gives it",
      [](std::string_view t, Options& o) { return parse_bool(t, o.width_check); }},
     {"APSHIM_SHRINK_TEAMS", "--shrink-teams", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "0",
-     "1 sizes default OpenMP teams to the allotment even while dynamic adjustment is off (as "
-     "OMP_DYNAMIC=true allows). Risky: OpenMP then breaks its promise of omp_get_max_threads() "
-     "threads, and programs that split work by it and wait for every piece hang (OpenBLAS's own "
-     "regions are kept whole, BLIS's whole or of one); only for programs known to be malleable",
+     "1 sizes OpenMP teams, default ones and num_threads() requests alike, to the allotment even "
+     "while dynamic adjustment is off (as OMP_DYNAMIC=true allows). Risky: OpenMP then breaks its "
+     "promise of the team asked for (omp_get_max_threads() threads for a default one), and programs "
+     "that split work by it and wait for every piece hang (OpenBLAS's own regions are kept whole, "
+     "BLIS's whole or of one); only for programs known to be malleable",
      [](std::string_view t, Options& o) { return parse_bool(t, o.shrink_teams); }},
     {"APSHIM_INLINE_TASKS", "--inline-tasks", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
      "1: while the job has allotment 1 (one CPU), an OpenMP task made inside another task runs at once "

@@ -26,7 +26,7 @@ struct Options {
     bool confine_check = true;  // stop confining a job that confinement slows far more than it frees (confine_check.hpp)
     bool idle_check = true;     // keep a job that the idle processors do not speed up to its own (idle_check.hpp)
     bool width_check = true;    // cap the desire of a job that gets further on half its processors (width_check.hpp)
-    bool shrink_teams = false;  // size default OpenMP teams to the allotment although dyn-var is false
+    bool shrink_teams = false;  // size OpenMP teams (default and num_threads) to the allotment although dyn-var is false
     bool inline_tasks = true;   // on one CPU, run OpenMP tasks made inside tasks at once
     double lend_ms = 1.0;       // quiet this long: lend the processors at once (0: never)
     std::string lib;            // APSHIM_LIB: the libapshim.so `apshim run` preloads ("" = look for it)
