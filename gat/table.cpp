@@ -25,9 +25,20 @@
 namespace apshim::gat {
 namespace {
 
-// A live process whose controller has not updated for this long (e.g. stopped with SIGSTOP)
-// keeps its row but its desire is lowered to 1, so its processors go to jobs that run.
+// A live process whose controller has not updated for this long is away: stopped (Ctrl-Z,
+// SIGSTOP from a gang-scheduling batch system, a debugger), frozen, or its controller starved.
+// It keeps its row but holds no processor until it updates again: DP leaves it out and shares
+// its processors among the jobs that run (with desire 1, as before, it kept one of them: on 2
+// CPUs beside a stopped job, a job ran on one CPU with the other idle). Back, its first update
+// takes its share as an arrival would; until then its threads keep their old CPUs for at most
+// that cycle.
 constexpr std::uint64_t kStaleHeartbeatNs = 1000000000ull;
+
+// Whether `r` (another process's live row) is away at `now` (above).
+bool away(const Row& r, pid_t me, std::uint64_t now) {
+    std::uint64_t beat = __atomic_load_n(&r.heartbeat_ns, __ATOMIC_RELAXED);
+    return r.pid != me && now > beat && now - beat > kStaleHeartbeatNs;
+}
 constexpr std::uint64_t kJoinLockTimeoutNs = 1000000000ull;
 
 std::uint64_t monotonic_ns() {
@@ -287,7 +298,7 @@ int Table::find_row(pid_t pid, std::uint64_t start_time) const {
     return -1;
 }
 
-int Table::reclaim_dead(bool full_scan, std::uint64_t now) {
+int Table::reclaim_dead(bool full_scan, std::uint64_t now, int* went_away) {
     int reclaimed = 0;
     pid_t me = getpid();
     for (int i = 0; i < kMaxRows; ++i) {
@@ -300,8 +311,11 @@ int Table::reclaim_dead(bool full_scan, std::uint64_t now) {
         if (dead) {
             std::memset(static_cast<void*>(&r), 0, sizeof r);
             ++reclaimed;
-        } else if (r.pid != me && now > r.heartbeat_ns && now - r.heartbeat_ns > kStaleHeartbeatNs) {
-            r.desire = 1;
+        } else if (away(r, me, now) && (r.allotment != 0 || procs_from_words(r.procs).any())) {
+            // Gone away since the last DP run: its processors are freed as a departure's are.
+            r.allotment = 0;
+            procs_to_words(ProcSet{}, r.procs);
+            if (went_away) ++*went_away;
         }
     }
     if (full_scan) map_->header.last_scan_ns = now;
@@ -314,9 +328,11 @@ void Table::run_dp(int changed_slot, int old_desire, bool departures) {
     std::vector<int> slots;
     jobs.reserve(64);
     slots.reserve(64);
+    pid_t me = getpid();
+    std::uint64_t now = monotonic_ns();
     for (int i = 0; i < kMaxRows; ++i) {
         const Row& r = map_->rows[i];
-        if (r.state != kLive) continue;
+        if (r.state != kLive || away(r, me, now)) continue;  // away rows hold nothing (reclaim_dead)
         slots.push_back(i);
         jobs.push_back(DpJob{r.desire, r.allotment, r.join_seq});
     }
@@ -386,9 +402,11 @@ void Table::notify_change(int slot) {
 }
 
 bool Table::others_want_more(int slot) const {
+    pid_t me = getpid();
+    std::uint64_t now = monotonic_ns();
     for (int i = 0; i < kMaxRows; ++i) {
         const Row& r = map_->rows[i];
-        if (i == slot || __atomic_load_n(&r.state, __ATOMIC_RELAXED) != kLive) continue;
+        if (i == slot || __atomic_load_n(&r.state, __ATOMIC_RELAXED) != kLive || away(r, me, now)) continue;
         if (__atomic_load_n(&r.desire, __ATOMIC_RELAXED) > __atomic_load_n(&r.allotment, __ATOMIC_RELAXED)) return true;
     }
     return false;
@@ -407,7 +425,8 @@ int Table::current(int slot, ProcSet* procs, std::uint64_t timeout_ns, ProcSet* 
     if (!lock(timeout_ns)) return -1;
     const Row& r = map_->rows[slot];
     int a = 0;
-    if (r.state == kLive && r.pid == pid_ && r.start_time == start_time_) {
+    // An allotment of 0: our row was away (reclaim_dead) and our next update() takes a share.
+    if (r.state == kLive && r.pid == pid_ && r.start_time == start_time_ && r.allotment > 0) {
         a = std::clamp(r.allotment, 1, P_);
         if (procs) *procs = procs_from_words(r.procs);
         if (idle) *idle = idle_locked();
@@ -432,7 +451,8 @@ int Table::join(int desire, double eta, std::string& error) {
         return kJoinBusy;
     }
     std::uint64_t now = monotonic_ns();
-    int departed = reclaim_dead(now - map_->header.last_scan_ns >= est_cycle_us_ * 1000ull, now);
+    int gone = 0;
+    int departed = reclaim_dead(now - map_->header.last_scan_ns >= est_cycle_us_ * 1000ull, now, &gone) + gone;
     int slot = find_row(pid_, start_time_);  // our own row from before an exec()
     int old_desire = 0;
     if (slot >= 0) {
@@ -475,7 +495,8 @@ int Table::update(int& slot, int desire, int usage, std::uint64_t timeout_ns, Pr
     }
     std::uint64_t now = monotonic_ns();
     bool full = now - map_->header.last_scan_ns >= est_cycle_us_ * 1000ull;
-    int departed = reclaim_dead(full, now);
+    int gone = 0;
+    int departed = reclaim_dead(full, now, &gone) + gone;
     if (slot < 0 || slot >= kMaxRows || map_->rows[slot].state != kLive || map_->rows[slot].pid != me ||
         map_->rows[slot].start_time != start_time_) {
         // Our row was taken from us (a corrupted table, or someone's gc misjudged us): re-join.
@@ -516,8 +537,9 @@ int Table::gc() {
     // row counts as reclaimed here too (`apshim gc` said "reclaimed 0 dead rows" for it).
     recovered_rows_ = 0;
     if (!lock(1000000000ull)) return -1;
-    int n = reclaim_dead(true, monotonic_ns());
-    if (n > 0) run_dp(-1, 0, true);
+    int gone = 0;
+    int n = reclaim_dead(true, monotonic_ns(), &gone);
+    if (n + gone > 0) run_dp(-1, 0, true);
     n += recovered_rows_;
     unlock();
     return n;

@@ -110,7 +110,9 @@ public:
 
 private:
     Table() = default;
-    int reclaim_dead(bool full_scan, std::uint64_t now);
+    // Frees the rows of dead processes (returns how many) and the processors of rows gone away
+    // since the last DP run (table.cpp: away; counted in *went_away): both are departures to DP.
+    int reclaim_dead(bool full_scan, std::uint64_t now, int* went_away = nullptr);
     // Notes in moved_ the rows other than `changed_slot` that got another allotment or
     // processors: unlock() wakes them once the lock is released.
     void run_dp(int changed_slot, int old_desire, bool departures);

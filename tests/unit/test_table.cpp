@@ -462,24 +462,46 @@ TEST_CASE("a row whose pid was reused by another process is not resurrected", "[
     munmap(raw, gat::kFileSize);
 }
 
-TEST_CASE("a live job that stops updating is lowered to desire 1", "[table]") {
+TEST_CASE("a live job that stops updating holds no processor until it updates again", "[table]") {
+    // Beside a job stopped with SIGSTOP (Ctrl-Z, a batch system's gang scheduling) the running
+    // job gets every processor; with desire 1, as before, the stopped job kept one (on 2 CPUs,
+    // half the machine idle). Back, the stopped job takes its share again at its next update.
     std::string path = temp_dir() + "/gat";
     auto t = open_ok(path, 4);
     std::string err;
     int mine = t->join(4, 0.5, err);
+    int go[2];
+    REQUIRE(pipe(go) == 0);
     pid_t pid = fork();
     if (pid == 0) {
+        close(go[1]);
         auto t2 = Table::open(path, CreateParams{4, 5000}, err);
-        if (!t2 || t2->join(4, 0.5, err) < 0) _exit(1);
-        pause();  // alive, but never updates again (like a SIGSTOPped job)
-        _exit(0);
+        int slot = t2 ? t2->join(4, 0.5, err) : -1;
+        if (slot < 0) _exit(1);
+        char c;
+        if (read(go[0], &c, 1) != 1) _exit(1);  // silent meanwhile, like a stopped job
+        gat::ProcSet procs;
+        _exit(t2->update(slot, 4, 2, 1000000000ull, &procs) == 2 && procs.count() == 2 ? 0 : 2);
     }
+    close(go[0]);
     for (int i = 0; i < 2000 && t->snapshot().jobs.size() < 2; ++i) usleep(1000);
     CHECK(t->update(mine, 4, 2, 1000000000ull) == 2);
     usleep(1100000);  // > the 1 s heartbeat limit
-    CHECK(t->update(mine, 4, 2, 1000000000ull) == 3);
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
+    gat::ProcSet procs, idle;
+    CHECK(t->update(mine, 4, 2, 1000000000ull, &procs, 0, &idle) == 4);
+    CHECK(procs.count() == 4);
+    auto s = t->snapshot();
+    REQUIRE(s.jobs.size() == 2);  // still a job in the table, holding nothing
+    for (const auto& j : s.jobs)
+        if (j.pid == pid) CHECK((j.allotment == 0 && !j.procs.any()));
+    CHECK_FALSE(t->others_want_more(mine));  // an away job wants nothing of ours
+    CHECK(t->current(mine, &procs, 1000000000ull) == 4);
+    // Back: the first update gives it its share, and ours shrinks to match.
+    REQUIRE(write(go[1], "g", 1) == 1);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    close(go[1]);
 }
 
 TEST_CASE("others_want_more: whether lending would give a co-runner anything", "[table][multiprocess]") {
