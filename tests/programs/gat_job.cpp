@@ -1,7 +1,7 @@
 // A stand-in job that uses the table directly, without any runtime: joins with a desire,
 // updates every est_cycle (like a controller would; at least every 250 ms, so that a long
-// est_cycle never makes it look stale: the table counts a job silent for 1 s as gone idle), and
-// prints its final allotment.
+// est_cycle never makes it look stale: the table counts a job silent for 1 s as away, holding no
+// processor), and prints its final allotment.
 // Used by the CLI tests and the GAT demo. SIGTERM ends it as a job's normal exit does: it leaves
 // the table (a shim job's controller leaves at exit), so its co-runners are told at once.
 //   gat_job DESIRE MILLISECONDS      (APSHIM_GAT, APSHIM_P, APSHIM_EST_CYCLE_MS from the environment)

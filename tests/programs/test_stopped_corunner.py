@@ -1,0 +1,73 @@
+"""A co-runner stopped with SIGSTOP (Ctrl-Z, a batch system's gang scheduling, a debugger) holds no
+processor once it has been silent for the table's 1 s (gat/table.cpp: away), and takes its share
+back at its first update after SIGCONT. Until 2026-11-30 the table lowered it to desire 1, and DP
+still gave it one processor: on 2 CPUs a running job stayed confined to one CPU with the other
+idle for as long as its neighbour was stopped (seen by hand with `apshim status`).
+
+A real OpenMP program (tests/omp/omp_work, short static-loop regions) runs throttled beside a
+stand-in co-runner (gat_job holding the rest of a P = 2 table). Checked: with the co-runner
+stopped for 1.6 s the table gives the program both processors and the co-runner none, the
+program's threads' CPU masks (/proc) span both CPUs, and it uses more than one CPU over half a
+second (when the machine lets it: INCONCLUSIVE otherwise); resumed, the co-runner gets its
+processor back and the program is held to one again; the program's answer is the native one."""
+import re
+import signal
+import subprocess
+import sys
+import time
+
+from apshim_test import (Check, CoRunner, Shim, idle_cpu_seconds, proc_cpu_seconds, require_two_cpus, thread_cpu_masks,
+                         thread_cpu_seconds, wait_for)
+
+require_two_cpus("a second CPU for the running job to take")
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("shim.stopped_corunner")
+args = [prog, "static", "1100", "100"]  # 1100 regions of 64 items of 100 us: about 7 s on one CPU
+native = shim.run(args, shim.env(preload=False), timeout=120)
+
+
+def checksum(out):
+    m = re.search(r"checksum=(\d+)", out or "")
+    return m.group(1) if m else None
+
+
+check.expect(native.returncode == 0, f"runs natively ({native.returncode}: {native.stdout.strip()})")
+
+
+def rows(env):
+    """{pid: (allotment,)} of the table's jobs."""
+    s = shim.status(env) or {"jobs": []}
+    return {j["pid"]: (j["allotment"],) for j in s["jobs"]}
+
+
+env = shim.env(P=2)
+with CoRunner(shim, env, 2) as co:
+    job = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    held = wait_for(lambda: rows(env).get(job.pid, (0,))[0] == 1, 10)
+    check.expect(held, f"beside the co-runner the program has allotment 1 ({rows(env)})")
+    co.proc.send_signal(signal.SIGSTOP)
+    time.sleep(1.6)  # past the table's 1 s without an update
+    now = rows(env)
+    check.expect(now.get(job.pid, (0,))[0] == 2 and now.get(co.proc.pid, (-1,))[0] == 0,
+                 f"co-runner stopped: the program has both processors, the co-runner none ({now})")
+    names = {tid: name for tid, (name, _) in thread_cpu_seconds(job.pid).items()}
+    masks = {m for tid, m in thread_cpu_masks(job.pid).items() if names.get(tid) != "apshim-ctl"}
+    check.expect(bool(masks) and all("-" in m or "," in m for m in masks),
+                 f"the program's threads (the shim's controller left out) may run on both CPUs ({masks})")
+    cpu0, idle0, t0 = proc_cpu_seconds(job.pid), idle_cpu_seconds(), time.monotonic()
+    time.sleep(0.5)
+    cpu1, idle1, t1 = proc_cpu_seconds(job.pid), idle_cpu_seconds(), time.monotonic()
+    used = (cpu1 - cpu0) / (t1 - t0) if cpu0 is not None and cpu1 is not None else 0.0
+    capacity = used + (idle1 - idle0) / (t1 - t0)
+    if capacity < 1.5:
+        print(f"INCONCLUSIVE: the machine left the program {capacity:.2f} CPUs (used {used:.2f})", flush=True)
+    else:
+        check.expect(used > 1.3, f"it uses the second CPU: {used:.2f} CPUs over 0.5 s")
+    co.proc.send_signal(signal.SIGCONT)
+    back = wait_for(lambda: rows(env).get(co.proc.pid, (0,))[0] == 1 and rows(env).get(job.pid, (0,))[0] == 1, 5)
+    check.expect(back, f"co-runner resumed: one processor each again ({rows(env)})")
+    out, _ = job.communicate(timeout=120)
+    check.expect(job.returncode == 0 and checksum(out) is not None and checksum(out) == checksum(native.stdout),
+                 f"the native answer ({job.returncode}: {out.strip()} against {native.stdout.strip()})")
+check.done()
