@@ -31,13 +31,15 @@ namespace {
 // its processors among the jobs that run (with desire 1, as before, it kept one of them: on 2
 // CPUs beside a stopped job, a job ran on one CPU with the other idle). Back, its first update
 // takes its share as an arrival would; until then its threads keep their old CPUs for at most
-// that cycle.
+// that cycle. A table whose est_cycle is longer (APSHIM_EST_CYCLE_MS up to 10 s) allows three
+// of its cycles: every job updates once a cycle.
 constexpr std::uint64_t kStaleHeartbeatNs = 1000000000ull;
 
-// Whether `r` (another process's live row) is away at `now` (above).
-bool away(const Row& r, pid_t me, std::uint64_t now) {
+// Whether `r` (another process's live row) is away at `now` (above), in a table of that est_cycle.
+bool away(const Row& r, pid_t me, std::uint64_t now, std::uint32_t est_cycle_us) {
     std::uint64_t beat = __atomic_load_n(&r.heartbeat_ns, __ATOMIC_RELAXED);
-    return r.pid != me && now > beat && now - beat > kStaleHeartbeatNs;
+    std::uint64_t silence = std::max<std::uint64_t>(kStaleHeartbeatNs, 3ull * est_cycle_us * 1000ull);
+    return r.pid != me && now > beat && now - beat > silence;
 }
 constexpr std::uint64_t kJoinLockTimeoutNs = 1000000000ull;
 
@@ -311,7 +313,7 @@ int Table::reclaim_dead(bool full_scan, std::uint64_t now, int* went_away) {
         if (dead) {
             std::memset(static_cast<void*>(&r), 0, sizeof r);
             ++reclaimed;
-        } else if (away(r, me, now) && (r.allotment != 0 || procs_from_words(r.procs).any())) {
+        } else if (away(r, me, now, est_cycle_us_) && (r.allotment != 0 || procs_from_words(r.procs).any())) {
             // Gone away since the last DP run: its processors are freed as a departure's are.
             r.allotment = 0;
             procs_to_words(ProcSet{}, r.procs);
@@ -332,7 +334,7 @@ void Table::run_dp(int changed_slot, int old_desire, bool departures) {
     std::uint64_t now = monotonic_ns();
     for (int i = 0; i < kMaxRows; ++i) {
         const Row& r = map_->rows[i];
-        if (r.state != kLive || away(r, me, now)) continue;  // away rows hold nothing (reclaim_dead)
+        if (r.state != kLive || away(r, me, now, est_cycle_us_)) continue;  // away rows hold nothing (reclaim_dead)
         slots.push_back(i);
         jobs.push_back(DpJob{r.desire, r.allotment, r.join_seq});
     }
@@ -406,7 +408,7 @@ bool Table::others_want_more(int slot) const {
     std::uint64_t now = monotonic_ns();
     for (int i = 0; i < kMaxRows; ++i) {
         const Row& r = map_->rows[i];
-        if (i == slot || __atomic_load_n(&r.state, __ATOMIC_RELAXED) != kLive || away(r, me, now)) continue;
+        if (i == slot || __atomic_load_n(&r.state, __ATOMIC_RELAXED) != kLive || away(r, me, now, est_cycle_us_)) continue;
         if (__atomic_load_n(&r.desire, __ATOMIC_RELAXED) > __atomic_load_n(&r.allotment, __ATOMIC_RELAXED)) return true;
     }
     return false;

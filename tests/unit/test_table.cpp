@@ -504,6 +504,29 @@ TEST_CASE("a live job that stops updating holds no processor until it updates ag
     close(go[1]);
 }
 
+TEST_CASE("in a table of long est_cycles a job between its updates is not away", "[table]") {
+    // Every job of a table updates once per the table's est_cycle (up to 10 s): three cycles of
+    // silence, not 1 s, make such a job away, or its co-runners would take its processors
+    // between every two of its updates.
+    std::string path = temp_dir() + "/gat";
+    std::string err;
+    auto t = Table::open(path, CreateParams{4, 2000000}, err);  // est_cycle 2 s
+    REQUIRE(t);
+    int mine = t->join(4, 0.5, err);
+    pid_t pid = fork();
+    if (pid == 0) {
+        auto t2 = Table::open(path, CreateParams{4, 2000000}, err);
+        if (!t2 || t2->join(4, 0.5, err) < 0) _exit(1);
+        pause();
+        _exit(0);
+    }
+    for (int i = 0; i < 2000 && t->snapshot().jobs.size() < 2; ++i) usleep(1000);
+    usleep(1100000);  // past 1 s, within three of its cycles
+    CHECK(t->update(mine, 4, 2, 1000000000ull) == 2);
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+}
+
 TEST_CASE("others_want_more: whether lending would give a co-runner anything", "[table][multiprocess]") {
     std::string path = temp_dir() + "/gat";
     auto t = open_ok(path, 4);
