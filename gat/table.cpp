@@ -333,8 +333,13 @@ void Table::run_dp(int changed_slot, int old_desire, bool departures) {
     pid_t me = getpid();
     std::uint64_t now = monotonic_ns();
     for (int i = 0; i < kMaxRows; ++i) {
-        const Row& r = map_->rows[i];
-        if (r.state != kLive || away(r, me, now, est_cycle_us_)) continue;  // away rows hold nothing (reclaim_dead)
+        Row& r = map_->rows[i];
+        if (r.state != kLive) continue;
+        if (away(r, me, now, est_cycle_us_)) {  // holds nothing (reclaim_dead), whoever runs DP
+            r.allotment = 0;
+            procs_to_words(ProcSet{}, r.procs);
+            continue;
+        }
         slots.push_back(i);
         jobs.push_back(DpJob{r.desire, r.allotment, r.join_seq});
     }
