@@ -41,6 +41,15 @@ bool away(const Row& r, pid_t me, std::uint64_t now, std::uint32_t est_cycle_us)
     std::uint64_t silence = std::max<std::uint64_t>(kStaleHeartbeatNs, 3ull * est_cycle_us * 1000ull);
     return r.pid != me && now > beat && now - beat > silence;
 }
+
+// Empties an away row's hold (its row stays): it holds no allotment and no processor. Returns
+// whether it held any, that is whether it has just gone away as far as DP is concerned.
+bool drop_hold(Row& r) {
+    bool held = r.allotment != 0 || procs_from_words(r.procs).any();
+    r.allotment = 0;
+    procs_to_words(ProcSet{}, r.procs);
+    return held;
+}
 constexpr std::uint64_t kJoinLockTimeoutNs = 1000000000ull;
 
 std::uint64_t monotonic_ns() {
@@ -313,10 +322,8 @@ int Table::reclaim_dead(bool full_scan, std::uint64_t now, int* went_away) {
         if (dead) {
             std::memset(static_cast<void*>(&r), 0, sizeof r);
             ++reclaimed;
-        } else if (away(r, me, now, est_cycle_us_) && (r.allotment != 0 || procs_from_words(r.procs).any())) {
+        } else if (away(r, me, now, est_cycle_us_) && drop_hold(r)) {
             // Gone away since the last DP run: its processors are freed as a departure's are.
-            r.allotment = 0;
-            procs_to_words(ProcSet{}, r.procs);
             if (went_away) ++*went_away;
         }
     }
@@ -336,8 +343,7 @@ void Table::run_dp(int changed_slot, int old_desire, bool departures) {
         Row& r = map_->rows[i];
         if (r.state != kLive) continue;
         if (away(r, me, now, est_cycle_us_)) {  // holds nothing (reclaim_dead), whoever runs DP
-            r.allotment = 0;
-            procs_to_words(ProcSet{}, r.procs);
+            drop_hold(r);
             continue;
         }
         slots.push_back(i);
@@ -577,6 +583,7 @@ Snapshot Table::snapshot() {
         j.name.assign(r.name, strnlen(r.name, kNameLen));
         j.procs = procs_from_words(r.procs);
         j.runtimes = r.runtimes;
+        j.away = away(r, 0, now, est_cycle_us_);  // pid 0: our own row too (`apshim status` has none)
         rows.emplace_back(r.join_seq, std::move(j));
     }
     if (locked) unlock();

@@ -32,6 +32,7 @@ struct JobRow {
     std::string name;
     ProcSet procs;  // the table processors it runs on (placement.hpp)
     std::uint32_t runtimes = 0;  // kRuntime* bits
+    bool away = false;  // silent too long: holds no processor until it updates again (table.cpp)
 };
 
 struct Snapshot {

@@ -154,7 +154,7 @@ struct JobView {
     std::string runtimes;        // "tbb,libomp" or "none"
     std::vector<int> procs;      // table processor indices
     int threads_running = -1;    // state R in /proc/<pid>/task, -1 if unreadable
-    const char* limited_by = ""; // "desire" (it wants no more) or "share" (DP's fair share)
+    const char* limited_by = ""; // "desire" (it wants no more), "share" (DP's fair share) or "away" (silent: holds none)
 };
 
 int threads_running(int pid) {
@@ -191,13 +191,14 @@ JobView view_of(const apshim::gat::JobRow& j) {
     for (int i = 0; i < apshim::gat::kMaxProcessors; ++i)
         if (j.procs[i]) v.procs.push_back(i);
     v.threads_running = threads_running(static_cast<int>(j.pid));
-    v.limited_by = j.allotment >= j.desire ? "desire" : "share";
+    v.limited_by = j.away ? "away" : j.allotment >= j.desire ? "desire" : "share";
     return v;
 }
 
 double fair_share(const Snapshot& s) {
     std::vector<apshim::gat::DpJob> jobs;
-    for (const auto& j : s.jobs) jobs.push_back({j.desire, j.allotment, 0});
+    for (const auto& j : s.jobs)
+        if (!j.away) jobs.push_back({j.desire, j.allotment, 0});  // DP shares among the others
     return jobs.empty() ? s.processors : apshim::gat::dp_fair_share(jobs, s.processors);
 }
 

@@ -6,10 +6,11 @@ idle for as long as its neighbour was stopped (seen by hand with `apshim status`
 
 A real OpenMP program (tests/omp/omp_work, short static-loop regions) runs throttled beside a
 stand-in co-runner (gat_job holding the rest of a P = 2 table). Checked: with the co-runner
-stopped for 1.6 s the table gives the program both processors and the co-runner none, the
-program's threads' CPU masks (/proc) span both CPUs, and it uses more than one CPU over half a
-second (when the machine lets it: INCONCLUSIVE otherwise); resumed, the co-runner gets its
-processor back and the program is held to one again; the program's answer is the native one."""
+stopped for 1.6 s the table gives the program both processors and the co-runner none (`apshim
+status` reads LIMIT "away" for it), the program's threads' CPU masks (/proc) span both CPUs, and
+it uses more than one CPU over half a second (when the machine lets it: INCONCLUSIVE otherwise);
+resumed, the co-runner gets its processor back and the program is held to one again; the
+program's answer is the native one."""
 import re
 import signal
 import subprocess
@@ -67,9 +68,11 @@ with CoRunner(shim, env, 2) as co:
         job.kill()
         job.wait()
         check.done()
-    now = {j["pid"]: (j["allotment"],) for j in status.get("jobs", [])}
+    now = {j["pid"]: (j["allotment"], j["limited_by"]) for j in status.get("jobs", [])}
     check.expect(now.get(job.pid, (0,))[0] == 2 and now.get(co.proc.pid, (-1,))[0] == 0,
                  f"co-runner stopped: the program has both processors, the co-runner none ({now})")
+    check.expect(now.get(co.proc.pid, (0, ""))[1] == "away" and now.get(job.pid, (0, ""))[1] != "away",
+                 f"`apshim status` says the stopped co-runner is away, and the program is not ({now})")
     names = {tid: name for tid, (name, _) in thread_cpu_seconds(job.pid).items()}
     masks = {m for tid, m in thread_cpu_masks(job.pid).items() if names.get(tid) != "apshim-ctl"}
     check.expect(bool(masks) and all("-" in m or "," in m for m in masks),
