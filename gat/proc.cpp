@@ -27,6 +27,7 @@ ProcInfo read_proc(pid_t pid) {
     if (!p || p[1] != ' ') return info;
     p += 2;
     info.exists = true;
+    info.state = *p;
     info.zombie = (*p == 'Z' || *p == 'X');
     // p points at field 3 (state); starttime is field 22.
     for (int field = 3; field < 22 && p; ++field) {
@@ -35,6 +36,12 @@ ProcInfo read_proc(pid_t pid) {
     }
     if (p) info.start_time = std::strtoull(p, nullptr, 10);
     return info;
+}
+
+bool thread_of(pid_t pid, pid_t tid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/task/%d", static_cast<int>(pid), static_cast<int>(tid));
+    return pid > 0 && tid > 0 && access(path, F_OK) == 0;
 }
 
 bool pid_exists(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH); }

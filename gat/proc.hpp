@@ -10,11 +10,16 @@ namespace apshim::gat {
 struct ProcInfo {
     bool exists = false;      // /proc/<pid>/stat readable
     bool zombie = false;      // state Z or X: dead, not yet reaped
+    char state = 0;           // field 3: R, S, T (stopped), t (stopped by a tracer), ...
     std::uint64_t start_time = 0;
 };
 
-// Reads /proc/<pid>/stat (state and field 22, starttime in clock ticks since boot).
+// Reads /proc/<pid>/stat (state and field 22, starttime in clock ticks since boot). A thread id
+// reads that thread's (/proc/<tid> exists for every thread, listed or not).
 ProcInfo read_proc(pid_t pid);
+
+// Whether thread `tid` belongs to process `pid` (/proc/<pid>/task/<tid> exists).
+bool thread_of(pid_t pid, pid_t tid);
 
 // A row's owner is alive iff its pid exists, is not a zombie, and started when the row says.
 bool process_alive(pid_t pid, std::uint64_t start_time);

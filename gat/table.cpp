@@ -460,7 +460,8 @@ int Table::join(int desire, double eta, std::string& error) {
             error = describe(path_, "its lock is unrecoverable; remove the file to start a new table");
             return -1;
         }
-        error = describe(path_, "lock not available for 1 s");
+        std::string holder = describe_holder(lock_holder());
+        error = describe(path_, holder.empty() ? "lock not available for 1 s" : "lock not available for 1 s: held by " + holder);
         return kJoinBusy;
     }
     std::uint64_t now = monotonic_ns();
@@ -558,6 +559,35 @@ int Table::gc() {
     return n;
 }
 
+LockHolder Table::lock_holder() const {
+    LockHolder h;
+#if defined(__GLIBC__)
+    // The kernel's robust-futex protocol: the word is the holder's tid, with FUTEX_WAITERS and
+    // FUTEX_OWNER_DIED in its top bits.
+    int word = __atomic_load_n(&map_->header.lock.__data.__lock, __ATOMIC_RELAXED);
+    h.tid = static_cast<pid_t>(static_cast<unsigned>(word) & FUTEX_TID_MASK);
+#endif
+    if (h.tid <= 0) return LockHolder{};
+    ProcInfo thread = read_proc(h.tid);
+    h.stopped = thread.state == 'T' || thread.state == 't';
+    for (const Row& r : map_->rows)  // rows read without the lock: a name for the message only
+        if (__atomic_load_n(&r.state, __ATOMIC_RELAXED) == kLive && thread_of(r.pid, h.tid)) {
+            h.pid = r.pid;
+            h.name.assign(r.name, strnlen(r.name, kNameLen));
+            break;
+        }
+    return h;
+}
+
+std::string describe_holder(const LockHolder& h) {
+    if (h.tid <= 0) return "";
+    std::string name = h.name;  // a process names itself: no control bytes into a terminal or a log
+    for (char& c : name)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    std::string who = h.pid > 0 ? "pid " + std::to_string(h.pid) + " (" + name + ")" : "thread " + std::to_string(h.tid);
+    return h.stopped ? who + ", which is stopped" : who;
+}
+
 Snapshot Table::snapshot() {
     Snapshot s;
     bool locked = lock(100000000ull);  // a stuck holder must not hang `apshim status`
@@ -587,6 +617,7 @@ Snapshot Table::snapshot() {
         rows.emplace_back(r.join_seq, std::move(j));
     }
     if (locked) unlock();
+    else s.holder = lock_holder();
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto& [seq, j] : rows) s.jobs.push_back(std::move(j));
     return s;

@@ -35,6 +35,18 @@ struct JobRow {
     bool away = false;  // silent too long: holds no processor until it updates again (table.cpp)
 };
 
+// Who holds the table's lock, read without taking it: a job stopped mid-update (SIGSTOP, Ctrl-Z,
+// a debugger) holds it until it is resumed, and no job's update gets through meanwhile (the lock
+// is robust: a dead holder is repaired, a stopped one can only be waited for).
+struct LockHolder {
+    pid_t tid = 0;         // the holding thread; 0: the lock is free, or its holder cannot be read
+    pid_t pid = 0;         // the job (a live row) that thread belongs to; 0: none of the table's
+    std::string name;      // that job's name
+    bool stopped = false;  // the thread is stopped (state T or t)
+};
+// One line for messages: "pid 123 (gat_job), which is stopped", "thread 77"; "" for no holder.
+std::string describe_holder(const LockHolder& h);
+
 struct Snapshot {
     int processors = 0;
     double est_cycle_ms = 0;
@@ -43,6 +55,7 @@ struct Snapshot {
     // Read under the table's lock. When the lock was not free within 100 ms (a loaded machine,
     // a stuck holder) the rows are read anyway, for display, and may be mid-update.
     bool consistent = false;
+    LockHolder holder;  // who held the lock then (only when not consistent)
 };
 
 class Table {
@@ -99,6 +112,9 @@ public:
     // when the last holder died holding it, included), -1 when the lock was busy.
     int gc();
     Snapshot snapshot();
+    // Who holds the lock now (LockHolder): read from the lock's futex word, which a robust mutex
+    // keeps the holding thread's id in (glibc; elsewhere always "free").
+    LockHolder lock_holder() const;
 
     // Lock access for tests and tools: take the table lock the way update() does.
     // Returns false on timeout, or at once when the lock is unrecoverable (a holder died and

@@ -461,9 +461,11 @@ void Controller::cycle(std::uint64_t now) noexcept {
         s.failed_updates = 0;
     } else if (++s.failed_updates == kUpdateFailuresToReport) {
         // A holder stuck with the lock (SIGSTOPped mid-update) or a lost row: keep the last
-        // allotment, which DP gave us, and say so once.
-        log(LogLevel::warn, "table %s: no update for %d cycles (lock held elsewhere?); keeping allotment %d",
-            s.table->path().c_str(), kUpdateFailuresToReport, s.allotment);
+        // allotment, which DP gave us, and say so once, naming the holder when there is one.
+        std::string holder = gat::describe_holder(s.table->lock_holder());
+        log(LogLevel::warn, "table %s: no update for %d cycles: %s; keeping allotment %d meanwhile",
+            s.table->path().c_str(), kUpdateFailuresToReport,
+            holder.empty() ? "its lock is busy, or our row was lost" : ("its lock is held by " + holder).c_str(), s.allotment);
     }
 
     // 4-5. Adjust usage and confine (unless that costs the job more than the CPUs it takes).

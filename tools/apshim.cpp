@@ -223,9 +223,13 @@ std::string ranges(const std::vector<int>& v) {
 
 void print_json(const Snapshot& s) {
     double share = fair_share(s);
-    std::printf("{\"P\": %d, \"est_cycle_ms\": %g, \"fair_share\": %s, \"consistent\": %s, \"jobs\": [",
+    std::string holder = "null";
+    if (s.holder.tid > 0)
+        holder = "{\"tid\": " + std::to_string(s.holder.tid) + ", \"pid\": " + std::to_string(s.holder.pid) +
+                 ", \"name\": " + json_string(s.holder.name) + ", \"stopped\": " + (s.holder.stopped ? "true" : "false") + "}";
+    std::printf("{\"P\": %d, \"est_cycle_ms\": %g, \"fair_share\": %s, \"consistent\": %s, \"lock_holder\": %s, \"jobs\": [",
                 s.processors, s.est_cycle_ms, std::isfinite(share) ? std::to_string(share).c_str() : "null",
-                s.consistent ? "true" : "false");
+                s.consistent ? "true" : "false", holder.c_str());
     for (std::size_t i = 0; i < s.jobs.size(); ++i) {
         const auto& j = s.jobs[i];
         JobView v = view_of(j);
@@ -261,8 +265,12 @@ void print_table(const Snapshot& s, const std::string& path) {
     if (std::isfinite(share)) std::snprintf(share_text, sizeof share_text, "%.2f", share);
     std::printf("table %s  P=%d  est_cycle=%g ms  jobs=%zu  allotted=%d  fair share=%s  updates=%llu\n", path.c_str(),
                 s.processors, s.est_cycle_ms, s.jobs.size(), total, share_text, static_cast<unsigned long long>(s.updates));
-    if (!s.consistent)
-        std::printf("(read without the table's lock, which a job held for over 100 ms: rows may be mid-update)\n");
+    if (!s.consistent) {
+        std::string holder = apshim::gat::describe_holder(s.holder);
+        std::printf("(read without the table's lock, held for over 100 ms by %s: rows may be mid-update%s)\n",
+                    holder.empty() ? "a job" : holder.c_str(),
+                    s.holder.stopped ? "; no job's allotment changes until it runs again" : "");
+    }
     std::printf("%8s  %-16s %7s %9s %-8s %6s %5s %10s  %-14s %-10s %s\n", "PID", "NAME", "DESIRE", "ALLOTMENT", "LIMIT",
                 "USAGE", "ETA", "HEARTBEAT", "RUNTIMES", "RUNNING", "PROCESSORS");
     for (const auto& j : s.jobs) {
@@ -338,7 +346,8 @@ int cmd_gc() {
     if (!t) return 1;
     int n = t->gc();
     if (n < 0) {
-        std::fprintf(stderr, "apshim: table lock not available\n");
+        std::string holder = apshim::gat::describe_holder(t->lock_holder());
+        std::fprintf(stderr, "apshim: table lock not available%s%s\n", holder.empty() ? "" : ": held by ", holder.c_str());
         return 1;
     }
     std::printf("reclaimed %d dead row%s\n", n, n == 1 ? "" : "s");

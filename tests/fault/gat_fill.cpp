@@ -2,7 +2,10 @@
 // (APSHIM_GAT, APSHIM_P, APSHIM_EST_CYCLE_MS from the environment) with desire 1 and then wait.
 // Prints "ready JOINED FAILED" once every child has tried, then waits for EOF on stdin; the
 // children leave the table and exit when this process closes their pipe (or dies).
-//   gat_fill N
+// With --stop-holding-lock each child, once joined, takes the table's lock and stops itself in it
+// (a job SIGSTOPped mid-update: tests/programs/test_stopped_corunner.py); continued (SIGCONT), it
+// lets go of the lock and waits as the others do.
+//   gat_fill N [--stop-holding-lock]
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,8 +21,9 @@
 extern char** environ;
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: gat_fill N\n");
+    bool stop_holding = argc == 3 && std::string(argv[2]) == "--stop-holding-lock";
+    if (argc != 2 && !stop_holding) {
+        std::fprintf(stderr, "usage: gat_fill N [--stop-holding-lock]\n");
         return 2;
     }
     int n = std::atoi(argv[1]);
@@ -43,9 +47,14 @@ int main(int argc, char** argv) {
             // 1 s for the lock; only "table full" is an answer, so retry the rest a few times.
             for (int tries = 0; t && slot < 0 && err.find("table full") == std::string::npos && tries < 30; ++tries)
                 slot = t->join(1, o.eta, err);
+            bool holding = stop_holding && slot >= 0 && t->lock(1000000000ull);
             char c = slot >= 0 ? 'J' : 'F';
             if (write(ready[1], &c, 1) != 1) _exit(1);
             close(ready[1]);
+            if (holding) {
+                raise(SIGSTOP);
+                t->unlock();
+            }
             char buf;
             while (read(hold[0], &buf, 1) > 0) {
             }

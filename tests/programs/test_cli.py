@@ -16,7 +16,8 @@ env = shim.env(P=8, preload=False)
 # Before any job created the table: an empty table with the P and est_cycle a job would create
 # it with, and nothing created by looking.
 r = subprocess.run([shim.cli, "status", "--json"], env=env, capture_output=True, text=True)
-check.expect(r.returncode == 0 and json.loads(r.stdout) == {"P": 8, "est_cycle_ms": 5, "fair_share": 8.0, "consistent": True, "jobs": []},
+check.expect(r.returncode == 0 and json.loads(r.stdout) == {"P": 8, "est_cycle_ms": 5, "fair_share": 8.0, "consistent": True, "lock_holder": None,
+                                                        "jobs": []},
              f"status --json without a table: P, est_cycle_ms and no jobs (rc {r.returncode}, {r.stdout!r} {r.stderr!r})")
 r = subprocess.run([shim.cli, "status"], env=env, capture_output=True, text=True)
 check.expect(r.returncode == 0 and "P=8" in r.stdout and "jobs=0" in r.stdout and "not created yet" in r.stdout,
@@ -36,9 +37,10 @@ try:
     s = wait_for(settled, 10)
     check.expect(s is not None, "three jobs with desires 2, 8, 8 on P=8 settle at allotments 2, 3, 3")
     s = shim.status(env)
-    check.expect(set(s.keys()) == {"P", "est_cycle_ms", "fair_share", "consistent", "jobs"} and s["P"] == 8
-                 and s["est_cycle_ms"] == 5 and s["consistent"] is True,
-                 "status JSON has P, est_cycle_ms, fair_share, consistent (true: read under the lock), jobs")
+    check.expect(set(s.keys()) == {"P", "est_cycle_ms", "fair_share", "consistent", "lock_holder", "jobs"} and s["P"] == 8
+                 and s["est_cycle_ms"] == 5 and s["consistent"] is True and s["lock_holder"] is None,
+                 "status JSON has P, est_cycle_ms, fair_share, consistent (true: read under the lock), lock_holder "
+                 "(null: nobody held it too long), jobs")
     keys = {"pid": int, "name": str, "desire": int, "allotment": int, "usage": int, "eta": float, "runtimes": list,
             "processors": list, "threads_running": int, "limited_by": str, "heartbeat_ms": float}
     check.expect(all(set(j.keys()) == set(keys) and all(isinstance(j[k], t) for k, t in keys.items()) for j in s["jobs"]),

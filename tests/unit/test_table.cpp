@@ -352,6 +352,49 @@ TEST_CASE("the lock's time-out does not follow the wall clock", "[table][multipr
     CHECK(waited < 2000000000ull);
 }
 
+TEST_CASE("a job stopped while it holds the lock is named as the holder and read as stopped", "[table][multiprocess]") {
+    std::string path = temp_dir() + "/gat";
+    auto t = open_ok(path, 4);
+    CHECK(t->lock_holder().tid == 0);  // free
+    int sync[2];
+    REQUIRE(pipe(sync) == 0);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {  // joins, takes the lock and stops itself in it (SIGSTOP mid-update); continued, lets go
+        std::string err;
+        auto t2 = Table::open(path, CreateParams{4, 5000}, err);
+        if (!t2 || t2->join(1, 0.5, err) < 0 || !t2->lock(1000000000ull)) _exit(1);
+        char c = 1;
+        if (write(sync[1], &c, 1) != 1) _exit(2);
+        raise(SIGSTOP);
+        t2->unlock();
+        _exit(0);
+    }
+    char c;
+    REQUIRE(read(sync[0], &c, 1) == 1);
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, WUNTRACED) == pid);
+    REQUIRE(WIFSTOPPED(status));
+    apshim::gat::LockHolder h = t->lock_holder();
+    CHECK(h.tid == pid);
+    CHECK(h.pid == pid);
+    CHECK(h.stopped);
+    std::string text = apshim::gat::describe_holder(h);
+    CHECK(text.find("pid " + std::to_string(pid) + " (") == 0);
+    CHECK(text.find("which is stopped") != std::string::npos);
+    auto snap = t->snapshot();  // waits 100 ms for the lock, then reads the rows without it
+    CHECK_FALSE(snap.consistent);
+    CHECK(snap.holder.pid == pid);
+    std::string err;
+    CHECK(t->join(1, 0.5, err) == Table::kJoinBusy);  // join waits 1 s, then names the holder
+    CHECK(err.find("held by pid " + std::to_string(pid)) != std::string::npos);
+    kill(pid, SIGCONT);
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    CHECK(t->lock_holder().tid == 0);
+    CHECK(t->snapshot().consistent);
+}
+
 TEST_CASE("an unrecoverable lock fails at once and cleanly", "[table][multiprocess]") {
     std::string path = temp_dir() + "/gat";
     auto t = open_ok(path, 4);
