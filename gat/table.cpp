@@ -574,6 +574,7 @@ LockHolder Table::lock_holder() const {
         if (__atomic_load_n(&r.state, __ATOMIC_RELAXED) == kLive && thread_of(r.pid, h.tid)) {
             h.pid = r.pid;
             h.name.assign(r.name, strnlen(r.name, kNameLen));
+            h.procs = procs_from_words(r.procs);
             break;
         }
     return h;

@@ -42,6 +42,7 @@ struct LockHolder {
     pid_t tid = 0;         // the holding thread; 0: the lock is free, or its holder cannot be read
     pid_t pid = 0;         // the job (a live row) that thread belongs to; 0: none of the table's
     std::string name;      // that job's name
+    ProcSet procs;         // the processors that job holds (its row, read without the lock)
     bool stopped = false;  // the thread is stopped (state T or t)
 };
 // One line for messages: "pid 123 (gat_job), which is stopped", "thread 77"; "" for no holder.

@@ -459,13 +459,27 @@ void Controller::cycle(std::uint64_t now) noexcept {
     if (a > 0) {
         s.allotment = a;
         s.failed_updates = 0;
-    } else if (++s.failed_updates == kUpdateFailuresToReport) {
-        // A holder stuck with the lock (SIGSTOPped mid-update) or a lost row: keep the last
-        // allotment, which DP gave us, and say so once, naming the holder when there is one.
-        std::string holder = gat::describe_holder(s.table->lock_holder());
-        log(LogLevel::warn, "table %s: no update for %d cycles: %s; keeping allotment %d meanwhile",
-            s.table->path().c_str(), kUpdateFailuresToReport,
-            holder.empty() ? "its lock is busy, or our row was lost" : ("its lock is held by " + holder).c_str(), s.allotment);
+    } else if (++s.failed_updates % kUpdateFailuresToReport == 0) {
+        // Once a second while no update gets through: a holder stuck with the lock (stopped
+        // mid-update: SIGSTOP, Ctrl-Z, a debugger) or a lost row. Keep the last allotment, which
+        // DP gave us, and say so once, naming the holder. A stopped holder's processors sit idle
+        // meanwhile: they are used as the ones no job holds are (APSHIM_USE_IDLE; every running
+        // job may), and the first update that gets through says again which are idle.
+        gat::LockHolder holder = s.table->lock_holder();
+        bool widened = false;
+        if (holder.stopped && holder.pid > 0 && holder.pid != getpid() && opts_.use_idle) {
+            gat::ProcSet freed = holder.procs & ~s.procs;
+            widened = (s.idle | freed) != s.idle;
+            s.idle |= freed;
+            if (widened) a = s.allotment;  // confined below as after a table answer, on the wider set
+        }
+        if (s.failed_updates == kUpdateFailuresToReport) {
+            std::string who = gat::describe_holder(holder);
+            log(LogLevel::warn, "table %s: no update for %d cycles: %s; keeping allotment %d meanwhile%s",
+                s.table->path().c_str(), kUpdateFailuresToReport,
+                who.empty() ? "its lock is busy, or our row was lost" : ("its lock is held by " + who).c_str(), s.allotment,
+                widened ? ", and running on the stopped holder's processors too" : "");
+        }
     }
 
     // 4-5. Adjust usage and confine (unless that costs the job more than the CPUs it takes).

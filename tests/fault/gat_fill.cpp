@@ -2,7 +2,7 @@
 // (APSHIM_GAT, APSHIM_P, APSHIM_EST_CYCLE_MS from the environment) with desire 1 and then wait.
 // Prints "ready JOINED FAILED" once every child has tried, then waits for EOF on stdin; the
 // children leave the table and exit when this process closes their pipe (or dies).
-// With --stop-holding-lock each child, once joined, takes the table's lock and stops itself in it
+// With --stop-holding-lock each child, 300 ms after it joined, takes the table's lock and stops itself in it
 // (a job SIGSTOPped mid-update: tests/programs/test_stopped_corunner.py); continued (SIGCONT), it
 // lets go of the lock and waits as the others do.
 //   gat_fill N [--stop-holding-lock]
@@ -47,6 +47,8 @@ int main(int argc, char** argv) {
             // 1 s for the lock; only "table full" is an answer, so retry the rest a few times.
             for (int tries = 0; t && slot < 0 && err.find("table full") == std::string::npos && tries < 30; ++tries)
                 slot = t->join(1, o.eta, err);
+            // A moment first, for the other jobs to follow the allotments this join gave them.
+            if (stop_holding && slot >= 0) usleep(300000);
             bool holding = stop_holding && slot >= 0 && t->lock(1000000000ull);
             char c = slot >= 0 ? 'J' : 'F';
             if (write(ready[1], &c, 1) != 1) _exit(1);

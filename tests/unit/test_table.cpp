@@ -379,6 +379,7 @@ TEST_CASE("a job stopped while it holds the lock is named as the holder and read
     CHECK(h.tid == pid);
     CHECK(h.pid == pid);
     CHECK(h.stopped);
+    CHECK(h.procs.count() >= 1);  // its allotment's processors, from its row
     std::string text = apshim::gat::describe_holder(h);
     CHECK(text.find("pid " + std::to_string(pid) + " (") == 0);
     CHECK(text.find("which is stopped") != std::string::npos);
