@@ -263,12 +263,22 @@ bool Controller::open_table() noexcept {
 // team; tests/peer/RESULTS.md) and cost every lone job log2(P) cycles of climbing. DP still
 // gives a newcomer no more than its fair share. A burst of hundreds of jobs starting at once can
 // keep the lock busy past join's 1 s: try again a few times (the job runs unthrottled
-// meanwhile) instead of staying out of the table for its whole life.
+// meanwhile) instead of staying out of the table for its whole life. A job stopped while it
+// holds the lock (SIGSTOP mid-update) holds it until it is resumed: for as long as that holder
+// is stopped, keep trying (said once), so that the job joins once it runs again.
 bool Controller::join_table() noexcept {
     Impl& s = *impl_;
     std::string err;
     int slot = s.table->join(s.P, opts_.eta, err);
-    for (int attempt = 1; slot == gat::Table::kJoinBusy && attempt < kJoinAttempts; ++attempt) {
+    bool said = false;
+    for (int attempt = 1; slot == gat::Table::kJoinBusy; ++attempt) {
+        gat::LockHolder holder = s.table->lock_holder();
+        if (attempt >= kJoinAttempts && !holder.stopped) break;
+        if (holder.stopped && !said) {
+            log(LogLevel::warn, "table %s: its lock is held by %s; running unthrottled until that job runs again",
+                s.table->path().c_str(), gat::describe_holder(holder).c_str());
+            said = true;
+        }
         std::uint32_t seen = wake_.load();
         wait_until(wake_, seen, now_ns() + join_backoff_ns(attempt));
         if (stopping_.load()) return false;
@@ -478,7 +488,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
             log(LogLevel::warn, "table %s: no update for %d cycles: %s; keeping allotment %d meanwhile%s",
                 s.table->path().c_str(), kUpdateFailuresToReport,
                 who.empty() ? "its lock is busy, or our row was lost" : ("its lock is held by " + who).c_str(), s.allotment,
-                widened ? ", and running on the stopped holder's processors too" : "");
+                widened && s.idle_check.with_idle() ? ", and running on the stopped holder's processors too" : "");
         }
     }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Fault campaign: many co-running jobs under the shim with a private table while jobs are
-killed (SIGKILL / SIGTERM) at random instants and short jobs churn, and while fault programs
+killed (SIGKILL / SIGTERM) or stopped for a while (SIGSTOP, then SIGCONT: Ctrl-Z, a batch
+system's gang scheduling; sometimes inside an update, holding the table's lock) at random
+instants and short jobs churn, and while fault programs
 (tests/fault/fault_tbb.cpp, fault_omp.c built with gcc and clang) fork with and without exec and
 call exit() from inside parallel regions and tasks, from worker threads and from the master while
 others run or are parked. After every step the table's invariants are checked, and every job that
@@ -12,6 +14,8 @@ was not killed must finish with the right answer (children included).
 Invariants (from `apshim status --json`, a snapshot taken under the table lock):
   - every live job holds >= 1 processor; the sum of allotments <= P while jobs <= P;
   - allotments are fair, efficient and conservative (Sen §5.1) with respect to the rows' desires;
+  - (these two over the jobs that are not away: a job silent for 1 s, stopped, holds none; a
+    snapshot in which a job has gone away since the last DP run, still holding some, is skipped);
   - no row of a dead process is still there once a live job has updated the table more than one
     est_cycle after the death (every update reclaims rows of processes gone, and one at least
     every est_cycle checks all rows against /proc, zombies included); updates are dated by the
@@ -147,11 +151,14 @@ def status_with_heartbeats(shim, env):
     no read got the table's lock (Shim.status reads again). `status` waits 100 ms for the lock,
     then reads the rows anyway ("consistent": false), possibly mid-update: a loaded machine (a job
     at nice 19 preempted while it holds the lock, TSan's slowdown) gave a false "holds no
-    processor" from a row read between a join and its DP run."""
+    processor" from a row read between a join and its DP run. {"stopped_holder": True} when a
+    stopped job held the lock (one stopped inside an update: nothing can be checked then)."""
     s, before = shim.status_dated(env)
+    if s is not None and not s["consistent"] and (s.get("lock_holder") or {}).get("stopped"):
+        return {"stopped_holder": True}
     if s is None or not s["consistent"]:
         return None
-    jobs = [{"pid": j["pid"], "desire": j["desire"], "allotment": j["allotment"],
+    jobs = [{"pid": j["pid"], "desire": j["desire"], "allotment": j["allotment"], "away": j["limited_by"] == "away",
              "updated": before - (j["heartbeat_ms"] + 1) / 1000} for j in s["jobs"]]
     return {"P": s["P"], "jobs": jobs}
 
@@ -216,7 +223,8 @@ def main():
     dead_at = {}     # pid -> time of death (killed or exited; for others' processes, first seen dead)
     orphans = {}     # pid -> time first seen as our orphaned grandchild
     killed = []      # Popen of killed jobs whose pipes stay open for their orphans
-    counts = dict(steps=0, started=0, sigkill=0, sigterm=0, finished=0, program_faults=0, children_rows=0,
+    stopped = {}     # pid -> when it is continued (SIGCONT)
+    counts = dict(steps=0, started=0, sigkill=0, sigterm=0, stops=0, checks_in_stopped_lock=0, finished=0, program_faults=0, children_rows=0,
                   orphans=0, exits_at_allotment_1=0, violations=0, wrong=0, hangs=0)
     last_allot = {}  # pid -> allotment at the last check that saw its row
     orphan_kinds = {}  # program and mode of orphans -> count
@@ -238,6 +246,7 @@ def main():
                         counts["exits_at_allotment_1"] += 1
                     by_mode[f"{kind}:{mode}"] = by_mode.get(f"{kind}:{mode}", 0) + 1
                 counts["finished"] += 1
+                stopped.pop(pid, None)  # stopped after it had exited: nothing to continue
                 dead_at[pid] = now
                 forget_libomp_registration(pid)
                 del running[pid]
@@ -246,6 +255,7 @@ def main():
                 notes.append(f"{kind} {mode or ''} pid {pid} still running past its deadline\n{stacks(pid)}")
                 p.kill()
                 p.wait()
+                stopped.pop(pid, None)
                 dead_at[pid] = now
                 forget_libomp_registration(pid)
                 del running[pid]
@@ -287,12 +297,27 @@ def main():
                 p.stderr.close()
             killed.clear()
 
+    def resume(due_before):
+        for pid, until in list(stopped.items()):
+            if until <= due_before:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:  # it had exited (unreaped) when it was stopped, and is reaped
+                    pass
+                del stopped[pid]
+
     def check():
         s = status_with_heartbeats(shim, env)
         if s is None:
             return
+        if s.get("stopped_holder"):
+            counts["checks_in_stopped_lock"] += 1
+            return
         jobs = s["jobs"]
-        ok, why = fair_efficient_conservative(jobs, s["P"])
+        # DP shares the processors among the jobs that are not away; a job gone away since the
+        # last DP run still holds its processors until the next (any live job's update).
+        pending = any(j["away"] and j["allotment"] > 0 for j in jobs)
+        ok, why = (True, "") if pending else fair_efficient_conservative([j for j in jobs if not j["away"]], s["P"])
         now = time.monotonic()
         rows = {j["pid"] for j in jobs}
         if not ok:
@@ -365,14 +390,28 @@ def main():
             sig = signal.SIGKILL if rng.random() < 0.7 else signal.SIGTERM
             p = running.pop(pid)[0]
             p.send_signal(sig)
+            if stopped.pop(pid, None) is not None:
+                p.send_signal(signal.SIGCONT)  # a stopped process takes SIGTERM only once continued
             p.wait()
             killed.append(p)
             dead_at[pid] = time.monotonic()
             forget_libomp_registration(pid)
             counts["sigkill" if sig == signal.SIGKILL else "sigterm"] += 1
+        elif action < 0.70 and set(running) - set(stopped):
+            # Stopped for up to 1.5 s (past the table's 1 s, after which it holds no processor);
+            # its 60 s to finish wait meanwhile.
+            pid = rng.choice(sorted(set(running) - set(stopped)))
+            pause = rng.uniform(0.05, 1.5)
+            os.kill(pid, signal.SIGSTOP)
+            stopped[pid] = time.monotonic() + pause
+            p, kind, mode, check_out, deadline = running[pid]
+            running[pid] = (p, kind, mode, check_out, deadline + pause)
+            counts["stops"] += 1
         time.sleep(rng.uniform(0, 0.03))
+        resume(time.monotonic())
         reap()
         check()
+    resume(float("inf"))
     deadline = time.monotonic() + 60
     while (running or orphans) and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -386,9 +425,9 @@ def main():
         counts["hangs"] += 1
         notes.append(f"orphaned child {pid} did not finish\n{stacks(pid)}")
         os.kill(pid, signal.SIGKILL)
-    faults = counts["sigkill"] + counts["sigterm"] + counts["program_faults"]
+    faults = counts["sigkill"] + counts["sigterm"] + counts["stops"] + counts["program_faults"]
     line = (f"| {time.strftime('%Y-%m-%d')} | seed {args.seed}, P={args.P}, kinds {','.join(kinds)} | {counts['steps']} | "
-            f"{counts['started']} | {faults} ({counts['sigkill'] + counts['sigterm']} signals, "
+            f"{counts['started']} | {faults} ({counts['sigkill'] + counts['sigterm']} signals, {counts['stops']} stops, "
             f"{counts['program_faults']} in-program) | {counts['violations']} | {counts['wrong']} | {counts['hangs']} |")
     print(counts)
     print("in-program faults run to the end:", dict(sorted(by_mode.items())))

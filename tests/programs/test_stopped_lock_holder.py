@@ -14,7 +14,9 @@ confined to one CPU; `apshim status --json` names the holder (its pid, name, sto
 `apshim status` says so; `apshim gc` names it in its refusal; after the program's second without
 an update its threads run on both CPUs (the stopped holder's too) and it uses more than one CPU
 (when the machine lets it: INCONCLUSIVE otherwise), and its shim says once who holds the lock;
-resumed, the table answers again, and the program's answer is the native one."""
+a second program started while the holder is stopped runs unthrottled and says why once; resumed,
+the table answers again, the second program joins it, and both programs' answers are the native
+one."""
 import re
 import signal
 import subprocess
@@ -94,6 +96,10 @@ if still_running:
         print(f"INCONCLUSIVE: the machine left the program {capacity:.2f} CPUs (used {used:.2f})", flush=True)
     else:
         check.expect(used > 1.3, f"it uses the second CPU: {used:.2f} CPUs over 0.5 s")
+# A second program started now cannot join (join waits 1 s for the lock): it runs unthrottled,
+# says so, and keeps trying for as long as the holder is stopped.
+late = shim.spawn(args, env)
+time.sleep(1.5)
 if pid > 0:
     subprocess.run(["kill", "-CONT", str(pid)])
 
@@ -102,17 +108,26 @@ def answering():
     global rows
     s = shim.status(env) or {}
     rows = {j["pid"]: (j["allotment"], j["limited_by"]) for j in s.get("jobs", [])}
-    return s.get("lock_holder") is None and rows.get(job.pid, (0, ""))[0] == 2 and rows.get(pid, (0, ""))[1] == "away"
+    return (s.get("lock_holder") is None and rows.get(pid, (0, ""))[1] == "away" and
+            rows.get(job.pid, (0, ""))[0] + rows.get(late.pid, (0, ""))[0] == 2 and late.pid in rows)
 
 
 # The stand-in never updates after its join (gat_fill), so that by now it is away (silent for 1 s).
 rows = {}
-if job.poll() is None:
-    check.expect(wait_for(lambda: answering() or job.poll() is not None, 5),
-                 f"resumed: the table answers again (the silent stand-in away, the program on both processors: {rows})")
+if job.poll() is None and late.poll() is None:
+    check.expect(wait_for(lambda: answering() or job.poll() is not None or late.poll() is not None, 5),
+                 f"resumed: the table answers again, the second program joins it (the silent stand-in away, the "
+                 f"programs a processor each: {rows})")
 fill.stdin.close()
 fill.wait(timeout=30)
 out, err = job.communicate(timeout=120)
+late_out, late_err = late.communicate(timeout=120)
+check.expect(late_err.count(f"its lock is held by pid {pid} (gat_fill), which is stopped; running unthrottled until that "
+                            "job runs again") == 1,
+             f"the second program's shim said once that it could not join, and why "
+             f"({[line for line in late_err.splitlines() if 'apshim' in line]})")
+check.expect(late.returncode == 0 and checksum(late_out) == checksum(native.stdout),
+             f"the second program's answer is the native one too ({late.returncode}: {late_out.strip()})")
 said = [line for line in err.splitlines() if "apshim" in line]
 if still_running:
     check.expect(f"its lock is held by pid {pid} (gat_fill), which is stopped; keeping allotment 1 meanwhile, "
