@@ -38,6 +38,19 @@ ProcInfo read_proc(pid_t pid) {
     return info;
 }
 
+std::uint64_t thread_run_ns(pid_t tid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/schedstat", static_cast<int>(tid));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char buf[128];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    return std::strtoull(buf, nullptr, 10);
+}
+
 bool thread_of(pid_t pid, pid_t tid) {
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/task/%d", static_cast<int>(pid), static_cast<int>(tid));

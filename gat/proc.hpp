@@ -18,6 +18,10 @@ struct ProcInfo {
 // reads that thread's (/proc/<tid> exists for every thread, listed or not).
 ProcInfo read_proc(pid_t pid);
 
+// The time thread `tid` has run on a CPU, ns (/proc/<tid>/schedstat's first field); 0 when
+// unreadable (a kernel without schedstats).
+std::uint64_t thread_run_ns(pid_t tid);
+
 // Whether thread `tid` belongs to process `pid` (/proc/<pid>/task/<tid> exists).
 bool thread_of(pid_t pid, pid_t tid);
 

@@ -569,7 +569,9 @@ LockHolder Table::lock_holder() const {
 #endif
     if (h.tid <= 0) return LockHolder{};
     ProcInfo thread = read_proc(h.tid);
+    h.state = thread.state;
     h.stopped = thread.state == 'T' || thread.state == 't';
+    h.run_ns = thread_run_ns(h.tid);
     for (const Row& r : map_->rows)  // rows read without the lock: a name for the message only
         if (__atomic_load_n(&r.state, __ATOMIC_RELAXED) == kLive && thread_of(r.pid, h.tid)) {
             h.pid = r.pid;
@@ -580,13 +582,20 @@ LockHolder Table::lock_holder() const {
     return h;
 }
 
+bool judge_stuck(const LockHolder& before, LockHolder& now) {
+    bool still = now.tid > 0 && now.tid == before.tid && now.state != 'R' && now.run_ns != 0 && now.run_ns == before.run_ns;
+    now.stuck = now.stopped || still;
+    return now.stuck;
+}
+
 std::string describe_holder(const LockHolder& h) {
     if (h.tid <= 0) return "";
     std::string name = h.name;  // a process names itself: no control bytes into a terminal or a log
     for (char& c : name)
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
     std::string who = h.pid > 0 ? "pid " + std::to_string(h.pid) + " (" + name + ")" : "thread " + std::to_string(h.tid);
-    return h.stopped ? who + ", which is stopped" : who;
+    if (h.stopped) return who + ", which is stopped";
+    return h.stuck ? who + ", which is frozen (it has not run while it held the lock)" : who;
 }
 
 Snapshot Table::snapshot() {

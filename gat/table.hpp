@@ -44,7 +44,15 @@ struct LockHolder {
     std::string name;      // that job's name
     ProcSet procs;         // the processors that job holds (its row, read without the lock)
     bool stopped = false;  // the thread is stopped (state T or t)
+    char state = 0;        // its state letter in /proc
+    std::uint64_t run_ns = 0;  // the time it has run (thread_run_ns; 0: unknown)
+    bool stuck = false;    // judged by judge_stuck
 };
+// Whether the holder `now` is stuck: stopped, or the same thread that held the lock at the look
+// `before` and it has not run since (a frozen cgroup: Slurm's suspend, `docker pause`, whose
+// threads read D or S, not T). Callers look only while none of their own tries got the lock in
+// between, so the lock did not change hands. Sets now.stuck and returns it.
+bool judge_stuck(const LockHolder& before, LockHolder& now);
 // One line for messages: "pid 123 (gat_job), which is stopped", "thread 77"; "" for no holder.
 std::string describe_holder(const LockHolder& h);
 

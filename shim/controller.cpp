@@ -33,6 +33,7 @@ struct Controller::Impl {
     std::uint64_t cycle_ns = 5000000;
     std::uint64_t t0 = 0, last = 0;
     int failed_updates = 0;
+    gat::LockHolder last_holder;  // the lock's holder at the last look while updates failed
     gat::ProcSet procs;  // the table processors the job holds (its allotment's; confine.hpp)
     gat::ProcSet idle;   // the table processors no job holds (APSHIM_USE_IDLE: usable too)
     // Per adapters_ slot, the busy time per cycle that the split follows: a moving average over
@@ -119,8 +120,11 @@ static std::uint64_t process_cpu_ns() noexcept {
 // How often the CPU quota is re-read.
 constexpr std::uint64_t kQuotaCheckNs = 1000000000ull;
 
-// Consecutive failed table updates before the controller says so (about 1 s at 5 ms).
+// Consecutive failed table updates before the controller says so (about 1 s at 5 ms), and how
+// often it looks at the lock's holder meanwhile (twice in that second: judge_stuck compares two
+// looks).
 constexpr int kUpdateFailuresToReport = 200;
+constexpr int kHolderLookCycles = kUpdateFailuresToReport / 2;
 
 // Joins that found the lock busy for 1 s are retried this many times in all, after a pause that
 // grows with the attempt and is spread by pid so a burst of jobs does not retry in lock-step.
@@ -263,18 +267,21 @@ bool Controller::open_table() noexcept {
 // team; tests/peer/RESULTS.md) and cost every lone job log2(P) cycles of climbing. DP still
 // gives a newcomer no more than its fair share. A burst of hundreds of jobs starting at once can
 // keep the lock busy past join's 1 s: try again a few times (the job runs unthrottled
-// meanwhile) instead of staying out of the table for its whole life. A job stopped while it
-// holds the lock (SIGSTOP mid-update) holds it until it is resumed: for as long as that holder
-// is stopped, keep trying (said once), so that the job joins once it runs again.
+// meanwhile) instead of staying out of the table for its whole life. A job stopped or frozen while
+// it holds the lock (SIGSTOP, a cgroup freezer, mid-update) holds it until it runs again: for as
+// long as that holder is stuck (judge_stuck), keep trying (said once), so that the job joins then.
 bool Controller::join_table() noexcept {
     Impl& s = *impl_;
     std::string err;
     int slot = s.table->join(s.P, opts_.eta, err);
     bool said = false;
+    gat::LockHolder last;
     for (int attempt = 1; slot == gat::Table::kJoinBusy; ++attempt) {
         gat::LockHolder holder = s.table->lock_holder();
-        if (attempt >= kJoinAttempts && !holder.stopped) break;
-        if (holder.stopped && !said) {
+        gat::judge_stuck(last, holder);
+        last = holder;
+        if (attempt >= kJoinAttempts && !holder.stuck) break;
+        if (holder.stuck && !said) {
             log(LogLevel::warn, "table %s: its lock is held by %s; running unthrottled until that job runs again",
                 s.table->path().c_str(), gat::describe_holder(holder).c_str());
             said = true;
@@ -469,26 +476,30 @@ void Controller::cycle(std::uint64_t now) noexcept {
     if (a > 0) {
         s.allotment = a;
         s.failed_updates = 0;
-    } else if (++s.failed_updates % kUpdateFailuresToReport == 0) {
-        // Once a second while no update gets through: a holder stuck with the lock (stopped
-        // mid-update: SIGSTOP, Ctrl-Z, a debugger) or a lost row. Keep the last allotment, which
-        // DP gave us, and say so once, naming the holder. A stopped holder's processors sit idle
-        // meanwhile: they are used as the ones no job holds are (APSHIM_USE_IDLE; every running
-        // job may), and the first update that gets through says again which are idle.
+        s.last_holder = {};
+    } else if (++s.failed_updates % kHolderLookCycles == 0) {
+        // Twice a second while no update gets through: a holder stuck with the lock (stopped or
+        // frozen mid-update: SIGSTOP, Ctrl-Z, a debugger, a cgroup freezer) or a lost row. Keep the
+        // last allotment, which DP gave us, and say so once, naming the holder. A stuck holder's
+        // processors sit idle meanwhile: they are used as the ones no job holds are
+        // (APSHIM_USE_IDLE; every running job may), and the first update that gets through says
+        // again which are idle.
         gat::LockHolder holder = s.table->lock_holder();
-        bool widened = false;
-        if (holder.stopped && holder.pid > 0 && holder.pid != getpid() && opts_.use_idle) {
-            gat::ProcSet freed = holder.procs & ~s.procs;
-            widened = (s.idle | freed) != s.idle;
-            s.idle |= freed;
-            if (widened) a = s.allotment;  // confined below as after a table answer, on the wider set
+        gat::judge_stuck(s.last_holder, holder);
+        s.last_holder = holder;
+        bool using_theirs = false;  // runs on some of the holder's processors that are not its own
+        if (holder.stuck && holder.pid > 0 && holder.pid != getpid() && opts_.use_idle) {
+            gat::ProcSet theirs = holder.procs & ~s.procs;
+            if ((s.idle | theirs) != s.idle) a = s.allotment;  // confined below as after a table answer, on the wider set
+            s.idle |= theirs;
+            using_theirs = theirs.any() && s.idle_check.with_idle();
         }
         if (s.failed_updates == kUpdateFailuresToReport) {
             std::string who = gat::describe_holder(holder);
             log(LogLevel::warn, "table %s: no update for %d cycles: %s; keeping allotment %d meanwhile%s",
                 s.table->path().c_str(), kUpdateFailuresToReport,
                 who.empty() ? "its lock is busy, or our row was lost" : ("its lock is held by " + who).c_str(), s.allotment,
-                widened && s.idle_check.with_idle() ? ", and running on the stopped holder's processors too" : "");
+                using_theirs ? ", and running on the stuck holder's processors too" : "");
         }
     }
 

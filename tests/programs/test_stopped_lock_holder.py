@@ -131,7 +131,7 @@ check.expect(late.returncode == 0 and checksum(late_out) == checksum(native.stdo
 said = [line for line in err.splitlines() if "apshim" in line]
 if still_running:
     check.expect(f"its lock is held by pid {pid} (gat_fill), which is stopped; keeping allotment 1 meanwhile, "
-                 "and running on the stopped holder's processors too" in err and err.count("no update for") == 1,
+                 "and running on the stuck holder's processors too" in err and err.count("no update for") == 1,
                  f"the program's shim said once who holds the lock, and what it does ({said})")
 else:
     print("INCONCLUSIVE: the program ended before its shim went a second without an update", flush=True)
