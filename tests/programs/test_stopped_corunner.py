@@ -17,8 +17,7 @@ import subprocess
 import sys
 import time
 
-from apshim_test import (Check, CoRunner, Shim, idle_cpu_seconds, proc_cpu_seconds, require_two_cpus, thread_cpu_masks,
-                         thread_cpu_seconds, wait_for)
+from apshim_test import Check, CoRunner, Shim, cpus_used_over, program_cpu_masks, require_two_cpus, wait_for
 
 require_two_cpus("a second CPU for the running job to take")
 build, prog = sys.argv[1], sys.argv[2]
@@ -73,15 +72,10 @@ with CoRunner(shim, env, 2) as co:
                  f"co-runner stopped: the program has both processors, the co-runner none ({now})")
     check.expect(now.get(co.proc.pid, (0, ""))[1] == "away" and now.get(job.pid, (0, ""))[1] != "away",
                  f"`apshim status` says the stopped co-runner is away, and the program is not ({now})")
-    names = {tid: name for tid, (name, _) in thread_cpu_seconds(job.pid).items()}
-    masks = {m for tid, m in thread_cpu_masks(job.pid).items() if names.get(tid) != "apshim-ctl"}
+    masks = program_cpu_masks(job.pid)
     check.expect(bool(masks) and all("-" in m or "," in m for m in masks),
                  f"the program's threads (the shim's controller left out) may run on both CPUs ({masks})")
-    cpu0, idle0, t0 = proc_cpu_seconds(job.pid), idle_cpu_seconds(), time.monotonic()
-    time.sleep(0.5)
-    cpu1, idle1, t1 = proc_cpu_seconds(job.pid), idle_cpu_seconds(), time.monotonic()
-    used = (cpu1 - cpu0) / (t1 - t0) if cpu0 is not None and cpu1 is not None else 0.0
-    capacity = used + (idle1 - idle0) / (t1 - t0)
+    used, capacity = cpus_used_over(job.pid)
     if capacity < 1.5:
         print(f"INCONCLUSIVE: the machine left the program {capacity:.2f} CPUs (used {used:.2f})", flush=True)
     else:

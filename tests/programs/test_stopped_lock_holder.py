@@ -18,13 +18,11 @@ a second program started while the holder is stopped runs unthrottled and says w
 the table answers again, the second program joins it, and both programs' answers are the native
 one."""
 import re
-import signal
 import subprocess
 import sys
 import time
 
-from apshim_test import (Check, Shim, idle_cpu_seconds, proc_cpu_seconds, require_two_cpus, thread_cpu_masks,
-                         thread_cpu_seconds, wait_for)
+from apshim_test import Check, Shim, cpus_used_over, program_cpu_masks, require_two_cpus, wait_for
 
 require_two_cpus("a second CPU for the program to be confined away from, and to take back")
 build, prog, gat_fill = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -37,12 +35,6 @@ native = shim.run(args, shim.env(preload=False), timeout=120)
 def checksum(out):
     m = re.search(r"checksum=(\d+)", out or "")
     return m.group(1) if m else None
-
-
-def masks(pid):
-    """The CPU masks of the program's threads, the shim's controller (never confined) left out."""
-    names = {tid: name for tid, (name, _) in thread_cpu_seconds(pid).items()}
-    return {m for tid, m in thread_cpu_masks(pid).items() if names.get(tid) != "apshim-ctl"}
 
 
 def one_cpu(ms):
@@ -59,7 +51,7 @@ fill = subprocess.Popen([gat_fill, "1", "--stop-holding-lock"], env=shim.env(P=2
 ready = fill.stdout.readline().split()
 check.expect(ready[:2] == ["ready", "1"], f"the stand-in joined and took the lock ({ready})")
 stopped_at = time.monotonic()
-before = masks(job.pid)
+before = program_cpu_masks(job.pid)
 holder = {}
 
 
@@ -81,17 +73,13 @@ check.expect(f"held for over 100 ms by pid {pid} (gat_fill), which is stopped:" 
 gc = subprocess.run([shim.cli, "gc"], env=env, capture_output=True, text=True, timeout=10)
 check.expect(gc.returncode == 1 and f"held by pid {pid} (gat_fill), which is stopped" in gc.stderr,
              f"gc refuses, naming the holder (rc {gc.returncode}: {gc.stderr.strip()})")
-widened = wait_for(lambda: not one_cpu(masks(job.pid)) or job.poll() is not None, 5)
+widened = wait_for(lambda: not one_cpu(program_cpu_masks(job.pid)) or job.poll() is not None, 5)
 still_running = job.poll() is None
 if still_running:
-    after = masks(job.pid)
+    after = program_cpu_masks(job.pid)
     check.expect(widened and after and all("-" in m or "," in m for m in after),
                  f"a second without an update: the program's threads run on both CPUs, the stopped holder's too ({after})")
-    cpu0, idle0, t0 = proc_cpu_seconds(job.pid), idle_cpu_seconds(), time.monotonic()
-    time.sleep(0.5)
-    cpu1, idle1, t1 = proc_cpu_seconds(job.pid), idle_cpu_seconds(), time.monotonic()
-    used = (cpu1 - cpu0) / (t1 - t0) if cpu0 is not None and cpu1 is not None else 0.0
-    capacity = used + (idle1 - idle0) / (t1 - t0)
+    used, capacity = cpus_used_over(job.pid)
     if job.poll() is not None or capacity < 1.5:
         print(f"INCONCLUSIVE: the machine left the program {capacity:.2f} CPUs (used {used:.2f})", flush=True)
     else:

@@ -336,6 +336,24 @@ def thread_cpu_masks(pid):
     return out
 
 
+def program_cpu_masks(pid):
+    """The set of CPU masks (thread_cpu_masks) of pid's threads but the shim's controller
+    (apshim-ctl, never confined): where the program's own threads may run."""
+    names = {tid: name for tid, (name, _) in thread_cpu_seconds(pid).items()}
+    return {m for tid, m in thread_cpu_masks(pid).items() if names.get(tid) != "apshim-ctl"}
+
+
+def cpus_used_over(pid, seconds=0.5):
+    """(CPUs pid used over the next `seconds`, CPUs it could have used: those plus the test's CPUs
+    left idle meanwhile), from /proc. A capacity below what a check needs makes it INCONCLUSIVE:
+    the machine, not the shim, held the program back."""
+    cpu0, idle0, t0 = proc_cpu_seconds(pid), idle_cpu_seconds(), time.monotonic()
+    time.sleep(seconds)
+    cpu1, idle1, t1 = proc_cpu_seconds(pid), idle_cpu_seconds(), time.monotonic()
+    used = (cpu1 - cpu0) / (t1 - t0) if cpu0 is not None and cpu1 is not None else 0.0
+    return used, used + (idle1 - idle0) / (t1 - t0)
+
+
 def backtraces(pid, timeout=20, max_lines=200):
     """`gdb -batch -p PID -ex 'thread apply all bt'` output (the first max_lines lines), or a
     line saying why there is none; for reporting hangs."""
