@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "gat/dp.hpp"
+#include "gat/names.hpp"
 #include "gat/proc.hpp"
 #include "shim/log.hpp"
 
@@ -582,6 +583,12 @@ LockHolder Table::lock_holder() const {
     return h;
 }
 
+LockHolder Table::lock_holder(const LockHolder& before) const {
+    LockHolder now = lock_holder();
+    judge_stuck(before, now);
+    return now;
+}
+
 bool judge_stuck(const LockHolder& before, LockHolder& now) {
     bool still = now.tid > 0 && now.tid == before.tid && now.state != 'R' && now.run_ns != 0 && now.run_ns == before.run_ns;
     now.stuck = now.stopped || still;
@@ -590,9 +597,7 @@ bool judge_stuck(const LockHolder& before, LockHolder& now) {
 
 std::string describe_holder(const LockHolder& h) {
     if (h.tid <= 0) return "";
-    std::string name = h.name;  // a process names itself: no control bytes into a terminal or a log
-    for (char& c : name)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    std::string name = printable(h.name);  // a process names itself: no control bytes into a terminal or a log
     std::string who = h.pid > 0 ? "pid " + std::to_string(h.pid) + " (" + name + ")" : "thread " + std::to_string(h.tid);
     if (h.stopped) return who + ", which is stopped";
     return h.stuck ? who + ", which is frozen (it has not run while it held the lock)" : who;

@@ -124,6 +124,9 @@ public:
     // Who holds the lock now (LockHolder): read from the lock's futex word, which a robust mutex
     // keeps the holding thread's id in (glibc; elsewhere always "free").
     LockHolder lock_holder() const;
+    // The same, judged against the previous look `before` (judge_stuck): what callers that look
+    // while their updates fail keep from one look to the next.
+    LockHolder lock_holder(const LockHolder& before) const;
 
     // Lock access for tests and tools: take the table lock the way update() does.
     // Returns false on timeout, or at once when the lock is unrecoverable (a holder died and

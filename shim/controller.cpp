@@ -277,13 +277,11 @@ bool Controller::join_table() noexcept {
     bool said = false;
     gat::LockHolder last;
     for (int attempt = 1; slot == gat::Table::kJoinBusy; ++attempt) {
-        gat::LockHolder holder = s.table->lock_holder();
-        gat::judge_stuck(last, holder);
-        last = holder;
-        if (attempt >= kJoinAttempts && !holder.stuck) break;
-        if (holder.stuck && !said) {
+        last = s.table->lock_holder(last);
+        if (attempt >= kJoinAttempts && !last.stuck) break;
+        if (last.stuck && !said) {
             log(LogLevel::warn, "table %s: its lock is held by %s; running unthrottled until that job runs again",
-                s.table->path().c_str(), gat::describe_holder(holder).c_str());
+                s.table->path().c_str(), gat::describe_holder(last).c_str());
             said = true;
         }
         std::uint32_t seen = wake_.load();
@@ -484,9 +482,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
         // processors sit idle meanwhile: they are used as the ones no job holds are
         // (APSHIM_USE_IDLE; every running job may), and the first update that gets through says
         // again which are idle.
-        gat::LockHolder holder = s.table->lock_holder();
-        gat::judge_stuck(s.last_holder, holder);
-        s.last_holder = holder;
+        s.last_holder = s.table->lock_holder(s.last_holder);
+        const gat::LockHolder& holder = s.last_holder;
         bool using_theirs = false;  // runs on some of the holder's processors that are not its own
         if (holder.stuck && holder.pid > 0 && holder.pid != getpid() && opts_.use_idle) {
             gat::ProcSet theirs = holder.procs & ~s.procs;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "gat/dp.hpp"
+#include "gat/names.hpp"
 #include "gat/table.hpp"
 #include "shim/options.hpp"
 
@@ -33,6 +34,7 @@ namespace {
 
 using apshim::gat::Snapshot;
 using apshim::gat::Table;
+using apshim::gat::utf8_length;
 
 int usage(FILE* out) {
     std::fputs("usage: apshim [--gat PATH] COMMAND\n  run", out);
@@ -85,22 +87,6 @@ Snapshot empty_snapshot() {
     return s;
 }
 
-// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates,
-// at most U+10FFFF), or 0 when the byte there does not start one.
-std::size_t utf8_length(const std::string& s, std::size_t i) {
-    auto at = [&](std::size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
-    auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xbf) { return at(k) >= lo && at(k) <= hi; };
-    unsigned c = at(i);
-    if (c >= 0xc2 && c <= 0xdf) return cont(i + 1) ? 2 : 0;
-    if (c == 0xe0) return cont(i + 1, 0xa0) && cont(i + 2) ? 3 : 0;
-    if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef) return cont(i + 1) && cont(i + 2) ? 3 : 0;
-    if (c == 0xed) return cont(i + 1, 0x80, 0x9f) && cont(i + 2) ? 3 : 0;
-    if (c == 0xf0) return cont(i + 1, 0x90) && cont(i + 2) && cont(i + 3) ? 4 : 0;
-    if (c >= 0xf1 && c <= 0xf3) return cont(i + 1) && cont(i + 2) && cont(i + 3) ? 4 : 0;
-    if (c == 0xf4) return cont(i + 1, 0x80, 0x8f) && cont(i + 2) && cont(i + 3) ? 4 : 0;
-    return 0;
-}
-
 // A JSON string always valid whatever the bytes: well-formed UTF-8 is kept, control bytes and
 // bytes that are not part of well-formed UTF-8 (a name cut mid-character, Latin-1) are written
 // as \u00XX (the code point of that byte read as Latin-1).
@@ -126,26 +112,6 @@ std::string json_string(const std::string& s) {
         }
     }
     return out + "\"";
-}
-
-// A name as it may appear on a terminal: well-formed UTF-8 kept, control bytes (escape
-// sequences) and stray bytes as \xNN.
-std::string text_name(const std::string& s) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size();) {
-        unsigned char c = static_cast<unsigned char>(s[i]);
-        std::size_t n = c >= 0x80 ? utf8_length(s, i) : (c >= 0x20 && c < 0x7f ? 1 : 0);
-        if (n) {
-            out.append(s, i, n);
-            i += n;
-        } else {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
-            ++i;
-        }
-    }
-    return out;
 }
 
 // What `status` says about each job beyond its row: the runtimes the shim attached to, the table
@@ -276,7 +242,7 @@ void print_table(const Snapshot& s, const std::string& path) {
     for (const auto& j : s.jobs) {
         JobView v = view_of(j);
         std::printf("%8d  %-16s %7d %9d %-8s %6d %5.2f %8.0fms  %-14s %-10s %s\n", static_cast<int>(j.pid),
-                    text_name(j.name).c_str(), j.desire, j.allotment, v.limited_by, j.usage, j.eta, j.heartbeat_age_ns / 1e6,
+                    apshim::gat::printable(j.name).c_str(), j.desire, j.allotment, v.limited_by, j.usage, j.eta, j.heartbeat_age_ns / 1e6,
                     v.runtimes.c_str(), v.threads_running >= 0 ? std::to_string(v.threads_running).c_str() : "-",
                     ranges(v.procs).c_str());
     }
@@ -448,7 +414,7 @@ int main(int argc, char** argv) {
         apshim::Options scratch;
         if (i + 1 >= argc || !gat->parse(argv[i + 1], scratch)) {
             std::fprintf(stderr, "apshim: --gat '%s' is invalid (expected %s)\n",
-                         i + 1 < argc ? text_name(std::string(argv[i + 1]).substr(0, 80)).c_str() : "", gat->values);
+                         i + 1 < argc ? apshim::gat::printable(std::string(argv[i + 1]).substr(0, 80)).c_str() : "", gat->values);
             return 2;
         }
         setenv(gat->env, argv[i + 1], 1);

@@ -423,6 +423,8 @@ TEST_CASE("a lock holder is stuck when stopped, or when it held the lock at two 
     now.pid = 7;
     now.name = "job";
     CHECK(apshim::gat::describe_holder(now) == "pid 7 (job), which is frozen (it has not run while it held the lock)");
+    now.name = "j\x1b[31m\xc3\xa9\xc3";  // an escape sequence, é, and a character cut short
+    CHECK(apshim::gat::describe_holder(now).starts_with("pid 7 (j\\x1b[31m\xc3\xa9\\xc3), "));
 }
 
 // Freezes `pid` with a cgroup freezer (v1 freezer.state, or v2 cgroup.freeze): the path of the
