@@ -2,6 +2,9 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -31,6 +34,7 @@ bool get_mask(pid_t tid, cpu_set_t& m) noexcept {
 cpu_set_t g_original;
 bool g_captured = false;
 const char* g_why_off = nullptr;
+bool g_off_by_fault = false;
 std::atomic<bool> g_active{false};
 // The program's own bindings (ProgramSetsMask). Threads it holds on a narrower mask than the
 // original, until they cover it again; written by program threads and read by the controller,
@@ -192,7 +196,10 @@ bool mask_for(const gat::ProcSet& procs, int P, cpu_set_t& mask) {
 
 void capture_at_load() noexcept {
     g_captured = get_mask(0, g_original);
-    if (!g_captured) g_why_off = "the process's CPU mask cannot be read";
+    if (!g_captured) {
+        g_why_off = "the process's CPU mask cannot be read";
+        g_off_by_fault = true;
+    }
     else if (set_and_true("OMP_PROC_BIND", {"false"})) g_why_off = "OMP_PROC_BIND is set (the user binds threads)";
     else if (set_and_true("OMP_PLACES", {})) g_why_off = "OMP_PLACES is set (the user binds threads)";
     else if (set_and_true("GOMP_CPU_AFFINITY", {})) g_why_off = "GOMP_CPU_AFFINITY is set (the user binds threads)";
@@ -203,7 +210,61 @@ void disable(const char* why) noexcept {
     if (!g_why_off) g_why_off = why;
 }
 
+namespace {
+
+// The calling thread's seccomp mode (/proc/thread-self/status, "Seccomp:"): 0 none, 1 strict,
+// 2 a filter; -1 unknown (no such line: a kernel without seccomp).
+int seccomp_mode() noexcept {
+    FILE* f = std::fopen("/proc/thread-self/status", "re");
+    if (!f) return -1;
+    int mode = -1;
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "Seccomp: %d", &mode) == 1) break;
+    std::fclose(f);
+    return mode;
+}
+
+// The probe child: the same call apply() makes, on itself (its mask is its own). SIGSYS back to
+// its default first, in its own copy of the handlers, so that a filter's SECCOMP_RET_TRAP kills
+// it rather than running a handler of the program's in it.
+int probe_child(void*) {
+    signal(SIGSYS, SIG_DFL);
+    long r = syscall(SYS_sched_setaffinity, 0, sizeof g_original, &g_original);
+    syscall(SYS_exit, r == 0 ? 0 : errno);
+    return 0;
+}
+
+}  // namespace
+
+void check_permitted() noexcept {
+    if (g_why_off || seccomp_mode() != 2) return;
+    int saved = errno;
+    // Exit signal 0: no SIGCHLD reaches the program, and only __WALL waits see the child.
+    alignas(16) static char stack[64 * 1024];
+    pid_t child = clone(probe_child, stack + sizeof stack, 0, nullptr);
+    int status = 0;
+    pid_t got = -1;
+    if (child > 0)
+        do got = waitpid(child, &status, __WALL);
+        while (got < 0 && errno == EINTR);
+    errno = saved;
+    if (got != child) return;  // not known: the first refusal in apply() turns confinement off
+    if (WIFSIGNALED(status)) {
+        g_why_off = "the system would kill the process if it set CPU affinity (a seccomp filter that does not allow "
+                    "sched_setaffinity)";
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+        g_why_off = "the system does not let the process set CPU affinity (sched_setaffinity: Operation not "
+                    "permitted; a seccomp filter or a sandbox?)";
+    } else {
+        return;
+    }
+    g_off_by_fault = true;
+}
+
 const char* why_off() noexcept { return g_why_off; }
+
+bool off_by_fault() noexcept { return g_why_off && g_off_by_fault; }
 
 bool active() noexcept { return g_active.load(std::memory_order_acquire); }
 
@@ -336,8 +397,14 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
         }
         if (!current) {
             int err = set_mask(tid, mask);
-            if (err == EINVAL) {  // none of these CPUs is allowed any more (a cpuset changed)
-                g_why_off = "the job's CPUs are no longer allowed (cpuset changed)";
+            // EINVAL: none of these CPUs is allowed any more (a cpuset changed). EPERM: the system
+            // forbids the call (a seccomp filter: systemd's SystemCallFilter=~@resources, a
+            // sandbox), for every thread alike, since a process's threads share their credentials.
+            if (err == EINVAL || err == EPERM) {
+                g_why_off = err == EINVAL ? "the job's CPUs are no longer allowed (cpuset changed)"
+                                          : "the system does not let the process set CPU affinity (sched_setaffinity: "
+                                            "Operation not permitted; a seccomp filter or a sandbox?)";
+                g_off_by_fault = true;
                 release();
                 return false;
             }
@@ -426,6 +493,7 @@ void thread_to_confined() noexcept {
 }
 
 void reset_thread_mask() noexcept {
+    if (off_by_fault()) return;  // the system forbids the call (check_permitted), or may kill for it
     // The union of every thread's mask and the one captured at load: a runtime that binds threads
     // (OMP_PROC_BIND) may have bound the main thread before our constructor ran (libgomp binds it
     // in its own), so the captured mask alone can be a single CPU.

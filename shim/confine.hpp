@@ -36,8 +36,21 @@ void capture_at_load() noexcept;
 // Turns confinement off for good (APSHIM_CONFINE=0), before the controller starts.
 void disable(const char* why) noexcept;
 
+// At start, when the shim is enabled and may confine: turns confinement off (off_by_fault) where
+// the system forbids setting CPU affinity. A seccomp filter (systemd's SystemCallFilter=~@resources,
+// a sandbox) may answer EPERM, or kill the process, which is systemd's default action: the first
+// confinement would kill the host. Asked only where the process runs under a filter
+// (/proc/thread-self/status), by a child that runs nothing of the program's (shares no memory, no
+// exit signal, no fork handlers) and tries the call on itself.
+void check_permitted() noexcept;
+
 // Why confinement must stay off, or null when it may be used (a user's binding, APSHIM_CONFINE=0).
 const char* why_off() noexcept;
+// Whether it is off against the user's wish: the system refused (a seccomp filter that denies
+// sched_setaffinity, a cpuset that no longer allows the job's CPUs, a mask that cannot be read),
+// not a binding or an option the user chose. Said as a warning, since the allotment is then
+// enforced by parking only, on the code shapes where that applies.
+bool off_by_fault() noexcept;
 
 // Controller thread: every thread of the process but `skip_tid` (the controller) runs on the CPUs
 // of `procs` from now on; threads created later are caught at the next call. A set that covers

@@ -321,7 +321,8 @@ void Controller::first_allotment() noexcept {
     log(LogLevel::debug, "controller up: P=%d est_cycle=%.2f ms eta=%.2f policy=%s", s.P, s.cycle_ns / 1e6, opts_.eta,
         s.estimator->name());
     if (const char* why = confine::why_off())
-        log(LogLevel::info, "not confining threads to the allotment's CPUs: %s; throttling by parking only", why);
+        log(confine::off_by_fault() ? LogLevel::warn : LogLevel::info,
+            "not confining threads to the allotment's CPUs: %s; throttling by parking only", why);
 }
 
 // How long one try to follow a change waits for the table's lock (cycle_loop tries again).
@@ -622,9 +623,10 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     bool spread = s.width_check.decided() && !confine::restricts(cpus, s.P);
     if (suspended || (confine_now && spread)) {
         confine::release(/*spread=*/true);
-    } else if (confine_now && !confine::apply(cpus, s.P, s.tid)) {
-        if (const char* why = confine::why_off())
-            APSHIM_LOG_ONCE(LogLevel::info, "stopped confining threads: %s", why);
+    } else if (const bool was_on = !confine::why_off(); confine_now && !confine::apply(cpus, s.P, s.tid) && was_on) {
+        if (const char* why = confine::why_off())  // turned off just now (before, first_allotment said why)
+            APSHIM_LOG_ONCE(confine::off_by_fault() ? LogLevel::warn : LogLevel::info,
+                            "stopped confining threads: %s; throttling by parking only", why);
     }
 }
 
