@@ -605,6 +605,9 @@ std::string describe_holder(const LockHolder& h) {
 
 Snapshot Table::snapshot() {
     Snapshot s;
+    // A look at the holder before the wait and one after it tell a frozen holder (same thread, no
+    // run time between) from a busy one; one atomic load while the lock is free.
+    LockHolder before = lock_holder();
     bool locked = lock(100000000ull);  // a stuck holder must not hang `apshim status`
     s.consistent = locked;
     const Header& h = map_->header;
@@ -632,7 +635,7 @@ Snapshot Table::snapshot() {
         rows.emplace_back(r.join_seq, std::move(j));
     }
     if (locked) unlock();
-    else s.holder = lock_holder();
+    else s.holder = lock_holder(before);
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto& [seq, j] : rows) s.jobs.push_back(std::move(j));
     return s;

@@ -64,7 +64,7 @@ struct Snapshot {
     // Read under the table's lock. When the lock was not free within 100 ms (a loaded machine,
     // a stuck holder) the rows are read anyway, for display, and may be mid-update.
     bool consistent = false;
-    LockHolder holder;  // who held the lock then (only when not consistent)
+    LockHolder holder;  // who held the lock then, judged across the wait (only when not consistent)
 };
 
 class Table {

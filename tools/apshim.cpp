@@ -192,7 +192,8 @@ void print_json(const Snapshot& s) {
     std::string holder = "null";
     if (s.holder.tid > 0)
         holder = "{\"tid\": " + std::to_string(s.holder.tid) + ", \"pid\": " + std::to_string(s.holder.pid) +
-                 ", \"name\": " + json_string(s.holder.name) + ", \"stopped\": " + (s.holder.stopped ? "true" : "false") + "}";
+                 ", \"name\": " + json_string(s.holder.name) + ", \"stopped\": " + (s.holder.stopped ? "true" : "false") +
+                 ", \"stuck\": " + (s.holder.stuck ? "true" : "false") + "}";
     std::printf("{\"P\": %d, \"est_cycle_ms\": %g, \"fair_share\": %s, \"consistent\": %s, \"lock_holder\": %s, \"jobs\": [",
                 s.processors, s.est_cycle_ms, std::isfinite(share) ? std::to_string(share).c_str() : "null",
                 s.consistent ? "true" : "false", holder.c_str());
@@ -235,7 +236,7 @@ void print_table(const Snapshot& s, const std::string& path) {
         std::string holder = apshim::gat::describe_holder(s.holder);
         std::printf("(read without the table's lock, held for over 100 ms by %s: rows may be mid-update%s)\n",
                     holder.empty() ? "a job" : holder.c_str(),
-                    s.holder.stopped ? "; no job's allotment changes until it runs again" : "");
+                    s.holder.stuck ? "; no job's allotment changes until it runs again" : "");
     }
     std::printf("%8s  %-16s %7s %9s %-8s %6s %5s %10s  %-14s %-10s %s\n", "PID", "NAME", "DESIRE", "ALLOTMENT", "LIMIT",
                 "USAGE", "ETA", "HEARTBEAT", "RUNTIMES", "RUNNING", "PROCESSORS");

@@ -58,7 +58,7 @@ holder = {}
 def stopped_holder():
     global holder
     holder = (shim.status(env) or {}).get("lock_holder") or {}
-    return holder.get("stopped") is True
+    return holder.get("stopped") is True and holder.get("stuck") is True
 
 
 check.expect(wait_for(stopped_holder, 5), f"status --json: the lock's holder, stopped ({holder})")

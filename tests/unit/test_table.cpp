@@ -516,6 +516,10 @@ TEST_CASE("a job frozen while it holds the lock is judged stuck at the second lo
         CHECK_FALSE(first.stopped);  // frozen is not stopped: D (v1) or S (v2) in /proc
         CHECK(apshim::gat::judge_stuck(first, second));
         CHECK(apshim::gat::describe_holder(second).find("which is frozen") != std::string::npos);
+        apshim::gat::Snapshot snap = t->snapshot();  // `apshim status`: one look before its 100 ms wait, one after
+        CHECK_FALSE(snap.consistent);
+        CHECK(snap.holder.tid == pid);
+        CHECK(snap.holder.stuck);
         thaw(dir, pid);
     }
     REQUIRE(write(go[1], &c, 1) == 1);
