@@ -162,9 +162,12 @@ void compute_cpu_order() {
 }
 
 // The process's threads now, from /proc/self/task.
-std::vector<pid_t> list_threads() {
+// The process's threads (/proc/self/task); none, and *readable false, where that cannot be read
+// (no /proc: a container or a chroot without it, or a program that chroot()s itself).
+std::vector<pid_t> list_threads(bool* readable = nullptr) {
     std::vector<pid_t> tids;
     DIR* d = opendir("/proc/self/task");
+    if (readable) *readable = d != nullptr;
     if (!d) return tids;
     while (dirent* e = readdir(d))
         if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
@@ -237,8 +240,16 @@ int probe_child(void*) {
 
 }  // namespace
 
-void check_permitted() noexcept {
-    if (g_why_off || seccomp_mode() != 2) return;
+void check_system() noexcept {
+    if (g_why_off) return;
+    bool listed = false;
+    list_threads(&listed);
+    if (!listed) {
+        g_why_off = "the process's threads cannot be listed (/proc/self/task: no /proc mounted?)";
+        g_off_by_fault = true;
+        return;
+    }
+    if (seccomp_mode() != 2) return;
     int saved = errno;
     // Exit signal 0: no SIGCHLD reaches the program, and only __WALL waits see the child.
     alignas(16) static char stack[64 * 1024];
@@ -379,9 +390,17 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     }
     // Active before the first thread is confined: from then on the interposers show the original.
     g_active.store(true, std::memory_order_release);
+    bool listed = false;
+    const std::vector<pid_t> tids = list_threads(&listed);
+    if (!listed) {  // confined threads could be neither followed nor let go: stop while we know them
+        g_why_off = "the process's threads cannot be listed (/proc/self/task: no /proc mounted?)";
+        g_off_by_fault = true;
+        release();
+        return false;
+    }
     std::vector<ThreadSeen> now;
     const bool scan = ++g_applies % kScanApplies == 0;
-    for (pid_t tid : list_threads()) {
+    for (pid_t tid : tids) {
         if (tid == skip_tid) continue;
         auto it = std::find_if(g_threads.begin(), g_threads.end(), [&](const ThreadSeen& t) { return t.tid == tid; });
         bool current = it != g_threads.end() && it->generation == g_generation;
@@ -452,7 +471,11 @@ void release(bool spread) noexcept {
     // bound to our very mask where we know it (ProgramSetsMask; one bound by a raw system call to
     // exactly our mask cannot be told from ours, and goes back to the original mask).
     const int narrowed = g_narrowed_count.load(std::memory_order_acquire);
-    for (pid_t tid : list_threads()) {
+    bool listed = false;
+    std::vector<pid_t> tids = list_threads(&listed);
+    if (!listed)  // no /proc any more: the threads we confined are the ones we know
+        for (const ThreadSeen& t : g_threads) tids.push_back(t.tid);
+    for (pid_t tid : tids) {
         cpu_set_t m;
         if (!get_mask(tid, m) || !CPU_EQUAL(&m, &g_last) || narrowed_at(tid, narrowed) < narrowed) continue;
         if (!order.empty())
@@ -493,7 +516,7 @@ void thread_to_confined() noexcept {
 }
 
 void reset_thread_mask() noexcept {
-    if (off_by_fault()) return;  // the system forbids the call (check_permitted), or may kill for it
+    if (off_by_fault()) return;  // no /proc, or the system forbids the call or may kill for it (check_system)
     // The union of every thread's mask and the one captured at load: a runtime that binds threads
     // (OMP_PROC_BIND) may have bound the main thread before our constructor ran (libgomp binds it
     // in its own), so the captured mask alone can be a single CPU.

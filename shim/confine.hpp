@@ -37,12 +37,13 @@ void capture_at_load() noexcept;
 void disable(const char* why) noexcept;
 
 // At start, when the shim is enabled and may confine: turns confinement off (off_by_fault) where
-// the system forbids setting CPU affinity. A seccomp filter (systemd's SystemCallFilter=~@resources,
+// the process's threads cannot be listed (no /proc), or the system forbids setting CPU affinity.
+// (Either found later, /proc gone or an EPERM, turns it off then.) A seccomp filter (systemd's SystemCallFilter=~@resources,
 // a sandbox) may answer EPERM, or kill the process, which is systemd's default action: the first
 // confinement would kill the host. Asked only where the process runs under a filter
 // (/proc/thread-self/status), by a child that runs nothing of the program's (shares no memory, no
 // exit signal, no fork handlers) and tries the call on itself.
-void check_permitted() noexcept;
+void check_system() noexcept;
 
 // Why confinement must stay off, or null when it may be used (a user's binding, APSHIM_CONFINE=0).
 const char* why_off() noexcept;

@@ -109,7 +109,7 @@ __attribute__((constructor(101))) void shim_init() {
     set_log_level(options.log);
     if (options.disable) return;  // silent: a disabled shim is exactly no shim
     if (!options.confine) confine::disable("APSHIM_CONFINE=0");
-    else confine::check_permitted();
+    else confine::check_system();
     g_cpus = default_processors();
     alignas(Controller) static unsigned char storage[sizeof(Controller)];
     g_controller = new (storage) Controller(options);
