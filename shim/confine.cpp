@@ -60,6 +60,10 @@ std::atomic<bool> g_suspended{false};
 // The confinement mask now, double-buffered for thread_to_confined() in program threads: the
 // controller writes the spare buffer, then flips the index.
 cpu_set_t g_masks[2];
+// The CPUs the last spreads held threads on one at a time (move_through), and how many more
+// looks settle_spread makes for threads that inherited one of them. Controller only.
+cpu_set_t g_spread_cpus;
+int g_residue_looks = 0;
 std::atomic<int> g_mask_index{0};
 std::atomic<int> g_confined_cpus{0};
 // Spawns in progress (posix_spawn, system, popen in program threads): apply() leaves every thread
@@ -359,6 +363,8 @@ Bindings program_bindings() {
 
 }  // namespace
 
+static void settle_spread(bool spread_ended) noexcept;
+
 bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     if (g_program_binds.load(std::memory_order_acquire) && !g_why_off) {
         g_why_off = "the program sets CPU affinity itself";
@@ -367,6 +373,7 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     if (g_why_off) return false;
     ApplyLock lock;
     if (g_spawning.load(std::memory_order_acquire) > 0) return true;  // a child is starting on the original mask
+    settle_spread(/*spread_ended=*/false);
     switch (program_bindings()) {
         case Bindings::none: break;
         case Bindings::settling: return true;
@@ -452,8 +459,32 @@ static void move_through(pid_t tid, int cpu) noexcept {
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
+    CPU_SET(cpu, &g_spread_cpus);
     set_mask(tid, one);
     set_mask(tid, g_original);
+}
+
+// A thread created by one that move_through holds on one CPU inherits that CPU alone, and would
+// read as bound by the program (foreign): a program starting a team of 1000 threads while the
+// start spread its master lost confinement for good in 2 runs of 4 ("the program sets CPU
+// affinity itself"; fortieth session), and every thread so created stayed on one CPU. After a
+// spread, threads on one of its CPUs alone (not a binding the program told us of, not our own
+// one-CPU confinement) go back to the original mask: at its end, and at the next kResidueLooks
+// applies or spreads, since a clone may copy the mask before our last call and list its thread
+// only after our look. Controller thread (the program's bindings read as release() reads them).
+constexpr int kResidueLooks = 2;
+static void settle_spread(bool spread_ended) noexcept {
+    if (spread_ended) g_residue_looks = kResidueLooks + 1;
+    if (g_residue_looks == 0) return;
+    --g_residue_looks;
+    const int narrowed = g_narrowed_count.load(std::memory_order_acquire);
+    for (pid_t tid : list_threads()) {
+        cpu_set_t m, left;
+        if (!get_mask(tid, m) || CPU_COUNT(&m) != 1 || (active() && CPU_EQUAL(&m, &g_last))) continue;
+        CPU_AND(&left, &m, &g_spread_cpus);
+        if (CPU_COUNT(&left) == 1 && narrowed_at(tid, narrowed) == narrowed) set_mask(tid, g_original);
+    }
+    if (g_residue_looks == 0) CPU_ZERO(&g_spread_cpus);
 }
 
 void release(bool spread) noexcept {
@@ -486,11 +517,13 @@ void release(bool spread) noexcept {
     g_threads.clear();
     g_confined_cpus.store(0, std::memory_order_relaxed);
     g_active.store(false, std::memory_order_release);
+    if (!order.empty()) settle_spread(/*spread_ended=*/true);
 }
 
 int spread(pid_t skip_tid) noexcept {
     if (g_why_off || active()) return 0;
     ApplyLock lock;
+    settle_spread(/*spread_ended=*/false);
     if (g_spawning.load(std::memory_order_acquire) > 0 || program_bindings() != Bindings::none) return 0;
     if (g_cpu_order.empty()) compute_cpu_order();
     if (g_cpu_order.size() < 2) return 0;
@@ -504,6 +537,7 @@ int spread(pid_t skip_tid) noexcept {
         move_through(tid, g_cpu_order[next++ % g_cpu_order.size()]);
     }
     g_active.store(false, std::memory_order_release);
+    settle_spread(/*spread_ended=*/true);
     return static_cast<int>(next);
 }
 

@@ -19,6 +19,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -50,6 +51,9 @@ struct alignas(64) ThreadCounters {
     std::atomic<std::uint32_t> engaged{0};
     std::atomic<std::uint32_t> made_tasks{0};  // OpenMP: created a task in the current outermost region
     std::atomic<std::uint32_t> loops{0};       // libomp: dispatched loops begun in the current outermost region
+    // OpenMP: 1 + loops while the thread is parked before a chunk (parking.hpp's park), else 0:
+    // which parked teammates a thread that begins a loop is ahead of (teammate_parked_behind).
+    std::atomic<std::uint32_t> parked_at_loop{0};
     // oneTBB: 1 while the thread is inside a task at all (waiting in it included), timed or not:
     // the stall valve's "someone sits inside a task" (tbb_adapter.cpp). Written when its task
     // nesting leaves or reaches 0 only.
@@ -176,16 +180,79 @@ inline std::uint64_t owner_cpu_ns(const ThreadCounters& c) noexcept {
     return ns;
 }
 
-// CPU time (ns) the live owners of the other slots have used so far: two reads some time apart
-// tell how many processors they really used in between. A thread that waits in user code by
-// sleeping (nanosleep, a condition variable) reads busy on the intervals above but uses no CPU here.
-template <class Slots>
-std::uint64_t others_cpu_ns(Slots& slots, const ThreadCounters* self) noexcept {
-    std::uint64_t sum = 0;
-    for (int i = 0, n = slots.used(); i < n; ++i)
-        if (&slots[i] != self) sum += owner_cpu_ns(slots[i]);
-    return sum;
-}
+// The CPU time of every slot's live owner, at the last two readings: two readings some time apart
+// tell how many processors the threads really used in between (a thread that waits in user code
+// by sleeping, nanosleep or a condition variable, reads busy on the intervals above but uses no
+// CPU). Read by one thread at a time and at most once per `min_age_ns` for all the threads that
+// ask: parked threads ask at every poll (parking.hpp's escape rule), and each reading every clock
+// itself, and over its own last poll, cost threads x parked clock reads. A team of 256 on 2 CPUs
+// (254 parked) spent 40% of its time in clock_gettime: 0.49 s natively, 1.3-4.5 s under the shim
+// alone (fortieth session). A seqlock keeps the readings together.
+class SharedCpuTotal {
+public:
+    struct Reading {
+        std::uint64_t at_ns = 0;   // when it was read (0: never)
+        std::uint64_t cpu_ns = 0;  // the owners' CPU time then
+    };
+    struct Window {
+        Reading before, last;  // the reading before the last one, and the last one
+        // Processors used between them; negative when there is no such stretch yet.
+        double cpus() const noexcept {
+            if (before.at_ns == 0 || last.at_ns <= before.at_ns) return -1;
+            return static_cast<double>(last.cpu_ns > before.cpu_ns ? last.cpu_ns - before.cpu_ns : 0) /
+                   static_cast<double>(last.at_ns - before.at_ns);
+        }
+    };
+
+    // The last two readings, the clocks read afresh first when the last is min_age_ns old, and
+    // kAgePerClockNs per clock (a reading costs a system call per thread: with 1000 threads,
+    // readings every half millisecond took a CPU of their own), and nobody else is reading them.
+    static constexpr std::uint64_t kAgePerClockNs = 10000;
+    template <class Slots>
+    Window read(Slots& slots, std::uint64_t now, std::uint64_t min_age_ns) noexcept {
+        Window w = latest();
+        const int n = slots.used();
+        const std::uint64_t age = std::max(min_age_ns, static_cast<std::uint64_t>(n) * kAgePerClockNs);
+        if (now - w.last.at_ns < age || reading_.exchange(true, std::memory_order_acquire)) return w;
+        Reading r{now, 0};
+        for (int i = 0; i < n; ++i) r.cpu_ns += owner_cpu_ns(slots[i]);
+        w = {w.last, r};
+        seq_.fetch_add(1, std::memory_order_relaxed);  // odd: being written
+        std::atomic_thread_fence(std::memory_order_release);
+        store(w);
+        seq_.fetch_add(1, std::memory_order_release);
+        reading_.store(false, std::memory_order_release);
+        return w;
+    }
+
+    // In a fork() child: a reader of the parent's may have been mid-way.
+    void reset() noexcept {
+        seq_.store(0, std::memory_order_relaxed);
+        store(Window{});
+        reading_.store(false, std::memory_order_relaxed);
+    }
+
+private:
+    Window latest() const noexcept {
+        for (;;) {
+            std::uint32_t seq = seq_.load(std::memory_order_acquire);
+            Window w{{at_[0].load(std::memory_order_relaxed), cpu_[0].load(std::memory_order_relaxed)},
+                     {at_[1].load(std::memory_order_relaxed), cpu_[1].load(std::memory_order_relaxed)}};
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (!(seq & 1) && seq_.load(std::memory_order_relaxed) == seq) return w;
+        }
+    }
+    void store(const Window& w) noexcept {
+        at_[0].store(w.before.at_ns, std::memory_order_relaxed);
+        cpu_[0].store(w.before.cpu_ns, std::memory_order_relaxed);
+        at_[1].store(w.last.at_ns, std::memory_order_relaxed);
+        cpu_[1].store(w.last.cpu_ns, std::memory_order_relaxed);
+    }
+
+    std::atomic<std::uint32_t> seq_{0};
+    std::atomic<std::uint64_t> at_[2] = {0, 0}, cpu_[2] = {0, 0};
+    std::atomic<bool> reading_{false};
+};
 
 // The questions barrier parking asks about the other threads of `self`'s outermost region (a
 // program may run several at once: OpenMP regions forked from TBB workers or pthreads).
@@ -197,10 +264,24 @@ inline bool teammate(const ThreadCounters& c, const ThreadCounters* self) noexce
 // thread meets a region's loops in the same order, so that teammate is ahead, past a loop
 // `self` is still in, and with nowait loops it may wait for `self` to leave it.
 template <class Slots>
+// (Sequentially consistent with loop_started's count and the parked mark: a thread parking and a
+// teammate beginning a loop at the same time, one of them sees the other, parking.hpp.)
 bool teammate_ahead(Slots& slots, const ThreadCounters* self) noexcept {
     std::uint32_t mine = self->loops.load(std::memory_order_relaxed);
     for (int i = 0, n = slots.used(); i < n; ++i)
-        if (teammate(slots[i], self) && slots[i].loops.load(std::memory_order_relaxed) > mine) return true;
+        if (teammate(slots[i], self) && slots[i].loops.load(std::memory_order_seq_cst) > mine) return true;
+    return false;
+}
+
+// Is a teammate of `self` parked before a chunk of a loop older than the one `self` is in? Only
+// such a one needs waking when `self` begins a loop (teammate_ahead is its question).
+template <class Slots>
+bool teammate_parked_behind(Slots& slots, const ThreadCounters* self) noexcept {
+    std::uint32_t mine = self->loops.load(std::memory_order_relaxed);
+    for (int i = 0, n = slots.used(); i < n; ++i) {
+        std::uint32_t at = slots[i].parked_at_loop.load(std::memory_order_seq_cst);
+        if (at != 0 && at - 1 < mine && teammate(slots[i], self)) return true;
+    }
     return false;
 }
 

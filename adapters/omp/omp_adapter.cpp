@@ -136,6 +136,7 @@ void OmpAdapter::after_fork_child() {
     state_.parked.store(0);
     state_.team_extras.store(0);
     state_.lot.reset();
+    state_.cpu_total.reset();
     sampler_.reset();
     last_ns_ = last_forks_ = 0;
 }

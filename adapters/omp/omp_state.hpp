@@ -55,6 +55,8 @@ struct State {
     std::atomic<bool> always_timed{false};
     ParkingLot lot;                                 // threads beyond the limit wait here
     std::atomic<int> parked{0};                     // how many wait there now
+    std::atomic<int> parked_before_chunks{0};       // how many of them park() holds (marked parked_at_loop)
+    SharedCpuTotal cpu_total;                       // the threads' CPU time, for the parked (parking.hpp)
     std::atomic<std::uint32_t> loops_exhausted{0};  // bumped when a chunk fetch finds a loop done
     std::atomic<bool> seen{false};                  // runtime_started() called (again after fork)
     std::atomic<bool> waited_for_first{false};      // a barrier waited for the first allotment (parking.hpp)

@@ -1,0 +1,61 @@
+"""A team far wider than the machine (OMP_NUM_THREADS=1000 on 2 CPUs, as a user who sets it once
+for a big machine runs it on a small one): the shim's costs must not grow with the square of the
+team, and its own moves must not read as the program's bindings.
+
+Until the fortieth session:
+- every thread parked before a chunk read every other thread's CPU clock at each of its
+  millisecond polls (parking.hpp's escape rule): 1000 threads x 1000 clocks a millisecond. With
+  parking only (APSHIM_CONFINE=0, or where confinement is impossible) the program took 4.6 s alone
+  and 6.3 s throttled, against 0.63 s natively, on 2 CPUs all the time;
+- the start's spread held the master on one CPU for a moment while it created its 999 threads,
+  and those created then inherited that CPU alone: read as the program's binding, confinement
+  stopped for good in 2 runs of 4 ("the program sets CPU affinity itself"), then parking as above.
+
+The program (tests/omp/omp_work imbalanced: dynamic loops) runs natively, alone, alone with
+parking only, and throttled (a stand-in co-runner holds the rest of a P = 2 table: allotment 1)
+with parking only and, three times, with confinement. Checked: the native answer in every run;
+the CPU seconds each run used within twice the native run's plus half a second (counts, not
+times: a run in which the threads poll each other's clocks uses both CPUs for seconds); no run
+says the program binds threads."""
+import re
+import sys
+
+from apshim_test import Check, CoRunner, Shim, run_measured
+
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("omp.many_threads")
+argv = [prog, "imbalanced", "16", "56"]  # 16 regions of 56 items of 40*(i+1) us: about 1 s on one CPU
+WIDE = {"OMP_NUM_THREADS": "1000"}
+
+
+def checksum(out):
+    m = re.search(r"checksum=(\S+)", out or "")
+    return m.group(1) if m else None
+
+
+def said(err):
+    return "\n".join(line for line in err.splitlines() if line.startswith("apshim"))
+
+
+native = run_measured(argv, dict(shim.env(preload=False), **WIDE), timeout=60)
+check.expect(native.returncode == 0 and checksum(native.stdout), f"natively with 1000 threads ({native.describe()})")
+bound = 2 * native.cpu_s + 0.5
+
+
+def judge(what, m):
+    check.expect(m.returncode == 0 and checksum(m.stdout) == checksum(native.stdout),
+                 f"{what}: the native answer ({m.describe()}: {m.stdout.strip()}; {said(m.stderr)})")
+    check.expect(m.cpu_s <= bound, f"{what}: {m.cpu_s:.2f} CPU s, within {bound:.2f} (natively {native.cpu_s:.2f})")
+    check.expect("sets CPU affinity itself" not in m.stderr, f"{what}: no binding read into the shim's own moves "
+                 f"({said(m.stderr)!r})")
+
+
+env = shim.env(P=2, APSHIM_LOG="info", **WIDE)
+judge("alone", run_measured(argv, env, timeout=60))
+judge("alone, parking only", run_measured(argv, dict(env, APSHIM_CONFINE="0"), timeout=60))
+with CoRunner(shim, env, 2):
+    judge("throttled, parking only", run_measured(argv, dict(env, APSHIM_CONFINE="0"), timeout=60))
+    for i in range(3):
+        judge(f"throttled, run {i + 1}", run_measured(argv, env, timeout=60))
+check.done()
