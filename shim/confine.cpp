@@ -165,7 +165,6 @@ void compute_cpu_order() {
     for (const Cpu& c : cpus) g_cpu_order.push_back(c.cpu);
 }
 
-// The process's threads now, from /proc/self/task.
 // The process's threads (/proc/self/task); none, and *readable false, where that cannot be read
 // (no /proc: a container or a chroot without it, or a program that chroot()s itself).
 std::vector<pid_t> list_threads(bool* readable = nullptr) {
@@ -269,8 +268,11 @@ void check_system() noexcept {
         g_why_off = "the system would kill the process if it set CPU affinity (a seccomp filter that does not allow "
                     "sched_setaffinity)";
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        g_why_off = "the system does not let the process set CPU affinity (sched_setaffinity: Operation not "
-                    "permitted; a seccomp filter or a sandbox?)";
+        static char why[200];
+        const char* what = strerrordesc_np(WEXITSTATUS(status));
+        std::snprintf(why, sizeof why, "the system does not let the process set CPU affinity (sched_setaffinity: %s; "
+                      "a seccomp filter or a sandbox?)", what ? what : "refused");
+        g_why_off = why;
     } else {
         return;
     }
