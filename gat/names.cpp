@@ -18,22 +18,31 @@ std::size_t utf8_length(const std::string& s, std::size_t i) {
     return 0;
 }
 
-std::string printable(const std::string& s) {
+// Well-formed UTF-8 and printable ASCII as they are; any other byte as \xNN, or in JSON as \u00NN
+// (the code point of that byte read as Latin-1), where quotes and backslashes are escaped too.
+static std::string escaped(const std::string& s, bool json) {
     std::string out;
     for (std::size_t i = 0; i < s.size();) {
         unsigned char c = static_cast<unsigned char>(s[i]);
-        std::size_t n = c >= 0x80 ? utf8_length(s, i) : (c >= 0x20 && c < 0x7f ? 1 : 0);
-        if (n) {
+        if (json && (c == '"' || c == '\\')) {
+            out += '\\';
+            out += static_cast<char>(c);
+            ++i;
+        } else if (std::size_t n = c >= 0x80 ? utf8_length(s, i) : (c >= 0x20 && c < 0x7f ? 1 : 0)) {
             out.append(s, i, n);
             i += n;
         } else {
             char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            std::snprintf(buf, sizeof buf, json ? "\\u%04x" : "\\x%02x", c);
             out += buf;
             ++i;
         }
     }
     return out;
 }
+
+std::string printable(const std::string& s) { return escaped(s, false); }
+
+std::string json_string(const std::string& s) { return "\"" + escaped(s, true) + "\""; }
 
 }  // namespace apshim::gat

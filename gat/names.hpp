@@ -15,4 +15,9 @@ std::size_t utf8_length(const std::string& s, std::size_t i);
 // bytes and stray bytes as \xNN.
 std::string printable(const std::string& s);
 
+// The name as a JSON string, quotes included, valid whatever the bytes: well-formed UTF-8 kept,
+// control bytes and bytes that are not part of well-formed UTF-8 (a name cut mid-character,
+// Latin-1) as \u00XX.
+std::string json_string(const std::string& s);
+
 }  // namespace apshim::gat

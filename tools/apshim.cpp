@@ -34,7 +34,7 @@ namespace {
 
 using apshim::gat::Snapshot;
 using apshim::gat::Table;
-using apshim::gat::utf8_length;
+using apshim::gat::json_string;
 
 int usage(FILE* out) {
     std::fputs("usage: apshim [--gat PATH] COMMAND\n  run", out);
@@ -85,33 +85,6 @@ Snapshot empty_snapshot() {
     s.est_cycle_ms = options().est_cycle_ms;
     s.consistent = true;  // nothing to read mid-update
     return s;
-}
-
-// A JSON string always valid whatever the bytes: well-formed UTF-8 is kept, control bytes and
-// bytes that are not part of well-formed UTF-8 (a name cut mid-character, Latin-1) are written
-// as \u00XX (the code point of that byte read as Latin-1).
-std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (std::size_t i = 0; i < s.size();) {
-        unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += static_cast<char>(c);
-            ++i;
-        } else if (c >= 0x20 && c < 0x7f) {
-            out += static_cast<char>(c);
-            ++i;
-        } else if (std::size_t n = c >= 0x80 ? utf8_length(s, i) : 0) {
-            out.append(s, i, n);
-            i += n;
-        } else {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-            ++i;
-        }
-    }
-    return out + "\"";
 }
 
 // What `status` says about each job beyond its row: the runtimes the shim attached to, the table

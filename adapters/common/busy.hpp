@@ -217,10 +217,9 @@ public:
         Reading r{now, 0};
         for (int i = 0; i < n; ++i) r.cpu_ns += owner_cpu_ns(slots[i]);
         w = {w.last, r};
-        seq_.fetch_add(1, std::memory_order_relaxed);  // odd: being written
-        std::atomic_thread_fence(std::memory_order_release);
+        seq_.fetch_add(1, std::memory_order_seq_cst);  // odd: being written
         store(w);
-        seq_.fetch_add(1, std::memory_order_release);
+        seq_.fetch_add(1, std::memory_order_seq_cst);
         reading_.store(false, std::memory_order_release);
         return w;
     }
@@ -235,18 +234,19 @@ public:
 private:
     Window latest() const noexcept {
         for (;;) {
-            std::uint32_t seq = seq_.load(std::memory_order_acquire);
-            Window w{{at_[0].load(std::memory_order_relaxed), cpu_[0].load(std::memory_order_relaxed)},
-                     {at_[1].load(std::memory_order_relaxed), cpu_[1].load(std::memory_order_relaxed)}};
-            std::atomic_thread_fence(std::memory_order_acquire);
-            if (!(seq & 1) && seq_.load(std::memory_order_relaxed) == seq) return w;
+            // Sequentially consistent throughout, without fences (TSan has none): a reading a
+            // refresh at most every half millisecond, so the cost is nothing.
+            std::uint32_t seq = seq_.load(std::memory_order_seq_cst);
+            Window w{{at_[0].load(std::memory_order_seq_cst), cpu_[0].load(std::memory_order_seq_cst)},
+                     {at_[1].load(std::memory_order_seq_cst), cpu_[1].load(std::memory_order_seq_cst)}};
+            if (!(seq & 1) && seq_.load(std::memory_order_seq_cst) == seq) return w;
         }
     }
     void store(const Window& w) noexcept {
-        at_[0].store(w.before.at_ns, std::memory_order_relaxed);
-        cpu_[0].store(w.before.cpu_ns, std::memory_order_relaxed);
-        at_[1].store(w.last.at_ns, std::memory_order_relaxed);
-        cpu_[1].store(w.last.cpu_ns, std::memory_order_relaxed);
+        at_[0].store(w.before.at_ns, std::memory_order_seq_cst);
+        cpu_[0].store(w.before.cpu_ns, std::memory_order_seq_cst);
+        at_[1].store(w.last.at_ns, std::memory_order_seq_cst);
+        cpu_[1].store(w.last.cpu_ns, std::memory_order_seq_cst);
     }
 
     std::atomic<std::uint32_t> seq_{0};
