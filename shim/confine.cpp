@@ -35,6 +35,8 @@ cpu_set_t g_original;
 bool g_captured = false;
 const char* g_why_off = nullptr;
 bool g_off_by_fault = false;
+// Why confinement is off where /proc/self/task cannot be read (check_system, apply).
+constexpr const char* kNoThreadList = "the process's threads cannot be listed (/proc/self/task: no /proc mounted?)";
 std::atomic<bool> g_active{false};
 // The program's own bindings (ProgramSetsMask). Threads it holds on a narrower mask than the
 // original, until they cover it again; written by program threads and read by the controller,
@@ -248,7 +250,7 @@ void check_system() noexcept {
     bool listed = false;
     list_threads(&listed);
     if (!listed) {
-        g_why_off = "the process's threads cannot be listed (/proc/self/task: no /proc mounted?)";
+        g_why_off = kNoThreadList;
         g_off_by_fault = true;
         return;
     }
@@ -402,7 +404,7 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     bool listed = false;
     const std::vector<pid_t> tids = list_threads(&listed);
     if (!listed) {  // confined threads could be neither followed nor let go: stop while we know them
-        g_why_off = "the process's threads cannot be listed (/proc/self/task: no /proc mounted?)";
+        g_why_off = kNoThreadList;
         g_off_by_fault = true;
         release();
         return false;

@@ -263,9 +263,9 @@ inline bool teammate(const ThreadCounters& c, const ThreadCounters* self) noexce
 // Has a teammate of `self` begun more dispatched loops in their region than `self` has? Every
 // thread meets a region's loops in the same order, so that teammate is ahead, past a loop
 // `self` is still in, and with nowait loops it may wait for `self` to leave it.
-template <class Slots>
 // (Sequentially consistent with loop_started's count and the parked mark: a thread parking and a
 // teammate beginning a loop at the same time, one of them sees the other, parking.hpp.)
+template <class Slots>
 bool teammate_ahead(Slots& slots, const ThreadCounters* self) noexcept {
     std::uint32_t mine = self->loops.load(std::memory_order_relaxed);
     for (int i = 0, n = slots.used(); i < n; ++i)

@@ -13,8 +13,8 @@
 //   - no other thread of the runtime is executing work (everyone else waits for something,
 //     possibly for us): polled every kRecheckNs, or
 //   - the team used less CPU than the limit admits, by half a processor, between the last two
-//     readings of their CPU clocks (SharedCpuTotal, at least half a kRecheckNs apart): they are not executing work the way the intervals say, but wait in user code
-//     by sleeping (LLVM's guided-schedule test waits up to 5 ms per iteration for a teammate to
+//     readings of their CPU clocks (SharedCpuTotal, at least half a kRecheckNs apart): they are
+//     not executing work the way the intervals say, but wait in user code by sleeping (LLVM's guided-schedule test waits up to 5 ms per iteration for a teammate to
 //     take the next one), and the allotment has room for this thread anyway, or
 //   - a teammate is ahead, in a later dispatched loop of the region (loop_started wakes the
 //     lot): with nowait loops a thread runs ahead and then waits, in libomp, for its teammates
