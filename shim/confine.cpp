@@ -32,6 +32,15 @@ bool get_mask(pid_t tid, cpu_set_t& m) noexcept {
 }
 
 cpu_set_t g_original;
+// The CPUs of the original mask the process may use now: all of them until its cpuset shrinks
+// (a container's CPUs changed, Kubernetes' CPU manager moving a pool), read back by apply() from
+// the controller's own mask, which is the original or wider (reset_thread_mask) and which the
+// kernel cuts to the cpuset. Index i of the table maps into these (g_cpu_order), and a mask that
+// covers them binds nothing. Written by the controller under g_apply_mutex, double-buffered for
+// the interposers (allowed()), which show it as the kernel would.
+cpu_set_t g_allowed;
+cpu_set_t g_allowed_shown[2];
+std::atomic<int> g_allowed_index{0};
 bool g_captured = false;
 const char* g_why_off = nullptr;
 bool g_off_by_fault = false;
@@ -83,13 +92,26 @@ struct ApplyLock {
     ApplyLock& operator=(const ApplyLock&) = delete;
 };
 
-// A mask of `size` bytes that includes every CPU of the original mask: no binding.
-bool covers_original(const cpu_set_t* m, size_t size) {
+// A mask of `size` bytes that includes every CPU the process may use of its original mask (the
+// kernel's answer for a thread on the original mask, or on one that no longer has an allowed
+// CPU): no binding. g_apply_mutex held, or the controller thread.
+bool covers_allowed(const cpu_set_t* m, size_t size, const cpu_set_t& allowed = g_allowed) {
     for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-        if (CPU_ISSET(cpu, &g_original) && !CPU_ISSET_S(cpu, size, m)) return false;
+        if (CPU_ISSET(cpu, &allowed) && !CPU_ISSET_S(cpu, size, m)) return false;
     return true;
 }
-bool covers_original(const cpu_set_t& m) { return covers_original(&m, sizeof m); }
+bool covers_allowed(const cpu_set_t& m, const cpu_set_t& allowed = g_allowed) {
+    return covers_allowed(&m, sizeof m, allowed);
+}
+
+// Whether `m` is what the kernel shows for a thread we set to `ours`: that mask, or its CPUs the
+// cpuset `allowed` still has (the kernel keeps the mask asked for and shows the part allowed).
+bool shown_for(const cpu_set_t& m, const cpu_set_t& ours, const cpu_set_t& allowed = g_allowed) {
+    if (CPU_EQUAL(&m, &ours)) return true;
+    cpu_set_t part;
+    CPU_AND(&part, &ours, &allowed);
+    return CPU_COUNT(&part) > 0 && CPU_EQUAL(&m, &part);
+}
 
 // The list of threads the program narrowed (g_narrowed): where tid is among the first n, or n.
 int narrowed_at(pid_t tid, int n) {
@@ -146,17 +168,19 @@ long read_number(const char* fmt, int cpu, long fallback) {
     return v;
 }
 
-// CPUs sharing a package, a last-level cache and a core end up next to each other, so that
+// The allowed CPUs (g_allowed) in topology order: CPUs sharing a package, a last-level cache and
+// a core end up next to each other, so that
 // placement's "nearest free index" means "nearest CPU" (a job of 2 gets the two hardware
 // threads of one core, or two cores sharing a cache, not two packages).
 void compute_cpu_order() {
+    g_cpu_order.clear();
     struct Cpu {
         long package, llc, core;
         int cpu;
     };
     std::vector<Cpu> cpus;
     for (int c = 0; c < CPU_SETSIZE; ++c) {
-        if (!CPU_ISSET(c, &g_original)) continue;
+        if (!CPU_ISSET(c, &g_allowed)) continue;
         cpus.push_back(Cpu{read_number("/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c, 0),
                            read_number("/sys/devices/system/cpu/cpu%d/cache/index3/id", c, 0),
                            read_number("/sys/devices/system/cpu/cpu%d/topology/core_id", c, c), c});
@@ -204,6 +228,8 @@ bool mask_for(const gat::ProcSet& procs, int P, cpu_set_t& mask) {
 
 void capture_at_load() noexcept {
     g_captured = get_mask(0, g_original);
+    g_allowed = g_original;
+    g_allowed_shown[0] = g_original;
     if (!g_captured) {
         g_why_off = "the process's CPU mask cannot be read";
         g_off_by_fault = true;
@@ -287,7 +313,7 @@ bool off_by_fault() noexcept { return g_why_off && g_off_by_fault; }
 
 bool active() noexcept { return g_active.load(std::memory_order_acquire); }
 
-const cpu_set_t& original() noexcept { return g_original; }
+const cpu_set_t& allowed() noexcept { return g_allowed_shown[g_allowed_index.load(std::memory_order_acquire)]; }
 
 int confined_cpus() noexcept { return g_confined_cpus.load(std::memory_order_relaxed); }
 
@@ -301,7 +327,7 @@ ProgramSetsMask::~ProgramSetsMask() { pthread_mutex_unlock(&g_apply_mutex); }
 
 void ProgramSetsMask::done(pid_t tid, size_t size, const cpu_set_t* mask) noexcept {
     ++g_program_calls;
-    if (covers_original(mask, size)) {  // back on every CPU: confinement lost on that thread, no binding any more
+    if (covers_allowed(mask, size)) {  // back on every CPU: confinement lost on that thread, no binding any more
         g_reconfine = true;
         const int n = g_narrowed_count.load(std::memory_order_relaxed);
         if (const int at = narrowed_at(tid, n); at < n) narrowed_drop(at, n);
@@ -328,10 +354,10 @@ void note_narrowed(pid_t tid) {
 }
 
 // Whether a thread's mask `m` is one the program (or a library in it) chose: narrower than the
-// original, and neither ours now nor the one we set before (a thread we have not moved yet, or
-// one created by such a thread).
+// allowed CPUs, and neither ours now nor the one we set before (a thread we have not moved yet,
+// or one created by such a thread), as the kernel shows them within the cpuset.
 bool foreign(const cpu_set_t& m) {
-    return !covers_original(m) && !CPU_EQUAL(&m, &g_last) && !CPU_EQUAL(&m, &g_previous);
+    return !covers_allowed(m) && !shown_for(m, g_last) && !shown_for(m, g_previous);
 }
 
 // g_apply_mutex held. What the program's own setaffinity calls amount to now: none (then every
@@ -344,8 +370,8 @@ Bindings program_bindings() {
     // controller found, once back on our mask (libomp's topology probe restores the mask it read).
     for (int i = 0; i < n;) {
         cpu_set_t m;
-        if (!get_mask(g_narrowed[i].load(std::memory_order_relaxed), m) || covers_original(m) ||
-            (g_narrowed_seen[i] && CPU_EQUAL(&m, &g_last)))
+        if (!get_mask(g_narrowed[i].load(std::memory_order_relaxed), m) || covers_allowed(m) ||
+            (g_narrowed_seen[i] && shown_for(m, g_last)))
             narrowed_drop(i, n--);
         else
             ++i;
@@ -369,6 +395,52 @@ Bindings program_bindings() {
 
 static void settle_spread(bool spread_ended) noexcept;
 
+namespace {
+
+pid_t g_controller_tid = 0;  // the thread that calls apply() and spread()
+
+// Controller thread: the CPUs of the original mask the process may use now, from the thread's own
+// mask (the original or wider, which the kernel cuts to the cpuset). False where it cannot be
+// read, or where the cpuset has none of the original's CPUs (the job's masks then fail, and
+// confinement stops).
+bool read_allowed(cpu_set_t& allowed) {
+    cpu_set_t own;
+    if (!get_mask(0, own)) return false;
+    CPU_AND(&allowed, &own, &g_original);
+    return CPU_COUNT(&allowed) > 0;
+}
+
+// Controller thread, g_apply_mutex held. Follows a change of the process's cpuset: the table's
+// indices map into the CPUs it allows now, and what binds nothing is a mask covering those.
+// Without this, a cpuset that shrank read as a binding of the program's (the kernel moves
+// threads whose CPUs it took onto the cpuset's), and confinement stopped for good with threads
+// left on a CPU of the last confinement, where the kernel put them back once the cpuset grew
+// again (it keeps the mask asked for). True where it changed.
+bool follow_cpuset() {
+    cpu_set_t now;
+    if (!read_allowed(now) || CPU_EQUAL(&now, &g_allowed)) return false;
+    g_allowed = now;
+    const int spare = 1 - g_allowed_index.load(std::memory_order_relaxed);
+    g_allowed_shown[spare] = now;
+    g_allowed_index.store(spare, std::memory_order_release);
+    compute_cpu_order();
+    return true;
+}
+
+// Thread `tid` back to the original mask. Where none of its CPUs is allowed any more (EINVAL),
+// to every CPU, which the kernel cuts to the cpuset: the mask asked for must not stay ours, or
+// the kernel would put the thread back on it once the cpuset allows it again.
+void to_original(pid_t tid) {
+    if (set_mask(tid, g_original) == EINVAL) {
+        cpu_set_t all;
+        CPU_ZERO(&all);
+        for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
+        set_mask(tid, all);
+    }
+}
+
+}  // namespace
+
 bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     if (g_program_binds.load(std::memory_order_acquire) && !g_why_off) {
         g_why_off = "the program sets CPU affinity itself";
@@ -377,7 +449,9 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     if (g_why_off) return false;
     ApplyLock lock;
     if (g_spawning.load(std::memory_order_acquire) > 0) return true;  // a child is starting on the original mask
+    g_controller_tid = skip_tid;
     settle_spread(/*spread_ended=*/false);
+    const bool remapped = follow_cpuset();
     switch (program_bindings()) {
         case Bindings::none: break;
         case Bindings::settling: return true;
@@ -389,9 +463,9 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     cpu_set_t mask;
     if (!mask_for(procs, P, mask)) return false;
     if (CPU_COUNT(&mask) == 0) return true;  // a row without a set yet: nothing to enforce
-    const bool whole = CPU_EQUAL(&mask, &g_original);
+    const bool whole = covers_allowed(mask);
     if (whole && !active()) return true;
-    if (g_threads.empty() || !CPU_EQUAL(&mask, &g_last)) {
+    if (g_threads.empty() || remapped || !CPU_EQUAL(&mask, &g_last)) {
         ++g_generation;
         g_previous = g_threads.empty() ? g_original : g_last;
         g_last = mask;
@@ -426,10 +500,14 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
             }
         }
         if (!current) {
-            int err = set_mask(tid, mask);
-            // EINVAL: none of these CPUs is allowed any more (a cpuset changed). EPERM: the system
+            // The whole of a shrunk cpuset as the original mask, not as the CPUs it has now: the
+            // kernel keeps the mask asked for, and gives it back when the cpuset grows again.
+            int err = set_mask(tid, whole ? g_original : mask);
+            // EINVAL: none of these CPUs is allowed any more: the cpuset changed just now (the
+            // next apply follows it), or it has none of the original's CPUs. EPERM: the system
             // forbids the call (a seccomp filter: systemd's SystemCallFilter=~@resources, a
             // sandbox), for every thread alike, since a process's threads share their credentials.
+            if (cpu_set_t now; err == EINVAL && read_allowed(now) && !CPU_EQUAL(&now, &g_allowed)) return true;
             if (err == EINVAL || err == EPERM) {
                 g_why_off = err == EINVAL ? "the job's CPUs are no longer allowed (cpuset changed)"
                                           : "the system does not let the process set CPU affinity (sched_setaffinity: "
@@ -454,7 +532,7 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
 bool restricts(const gat::ProcSet& procs, int P) noexcept {
     if (g_why_off) return false;
     cpu_set_t mask;
-    return mask_for(procs, P, mask) && CPU_COUNT(&mask) > 0 && !CPU_EQUAL(&mask, &g_original);
+    return mask_for(procs, P, mask) && CPU_COUNT(&mask) > 0 && !covers_allowed(mask);
 }
 
 // Thread `tid` onto `cpu` alone for a moment (the kernel moves it there at once), then onto the
@@ -465,7 +543,7 @@ static void move_through(pid_t tid, int cpu) noexcept {
     CPU_SET(cpu, &one);
     CPU_SET(cpu, &g_spread_cpus);
     set_mask(tid, one);
-    set_mask(tid, g_original);
+    to_original(tid);
 }
 
 // A thread created by one that move_through holds on one CPU inherits that CPU alone, and would
@@ -486,7 +564,7 @@ static void settle_spread(bool spread_ended) noexcept {
         cpu_set_t m, left;
         if (!get_mask(tid, m) || CPU_COUNT(&m) != 1 || (active() && CPU_EQUAL(&m, &g_last))) continue;
         CPU_AND(&left, &m, &g_spread_cpus);
-        if (CPU_COUNT(&left) == 1 && narrowed_at(tid, narrowed) == narrowed) set_mask(tid, g_original);
+        if (CPU_COUNT(&left) == 1 && narrowed_at(tid, narrowed) == narrowed) to_original(tid);
     }
     if (g_residue_looks == 0) CPU_ZERO(&g_spread_cpus);
 }
@@ -504,7 +582,14 @@ void release(bool spread) noexcept {
     std::size_t next = 0;
     // Only threads still on our mask: a thread the program bound itself keeps its own, also one it
     // bound to our very mask where we know it (ProgramSetsMask; one bound by a raw system call to
-    // exactly our mask cannot be told from ours, and goes back to the original mask).
+    // exactly our mask cannot be told from ours, and goes back to the original mask). Our mask as
+    // the cpuset allows it now; where the cpuset has shrunk, also threads on all of it (the kernel
+    // put there those it left no CPU of ours), since the mask they asked for is still ours and
+    // comes back when the cpuset grows. The cpuset as the controller reads it, or as it last read
+    // it (shutdown, on a program thread).
+    cpu_set_t allowed_now = g_allowed;
+    if (g_controller_tid != 0 && g_controller_tid == static_cast<pid_t>(syscall(SYS_gettid))) read_allowed(allowed_now);
+    const bool shrunk = !CPU_EQUAL(&allowed_now, &g_original);
     const int narrowed = g_narrowed_count.load(std::memory_order_acquire);
     bool listed = false;
     std::vector<pid_t> tids = list_threads(&listed);
@@ -512,11 +597,12 @@ void release(bool spread) noexcept {
         for (const ThreadSeen& t : g_threads) tids.push_back(t.tid);
     for (pid_t tid : tids) {
         cpu_set_t m;
-        if (!get_mask(tid, m) || !CPU_EQUAL(&m, &g_last) || narrowed_at(tid, narrowed) < narrowed) continue;
+        if (!get_mask(tid, m) || narrowed_at(tid, narrowed) < narrowed) continue;
+        if (!shown_for(m, g_last, allowed_now) && !(shrunk && covers_allowed(m, allowed_now))) continue;
         if (!order.empty())
             move_through(tid, order[next++ % order.size()]);
         else
-            set_mask(tid, g_original);
+            to_original(tid);
     }
     g_threads.clear();
     g_confined_cpus.store(0, std::memory_order_relaxed);
@@ -527,6 +613,7 @@ void release(bool spread) noexcept {
 int spread(pid_t skip_tid) noexcept {
     if (g_why_off || active()) return 0;
     ApplyLock lock;
+    g_controller_tid = skip_tid;
     settle_spread(/*spread_ended=*/false);
     if (g_spawning.load(std::memory_order_acquire) > 0 || program_bindings() != Bindings::none) return 0;
     if (g_cpu_order.empty()) compute_cpu_order();
@@ -537,7 +624,7 @@ int spread(pid_t skip_tid) noexcept {
     std::size_t next = 0;
     for (pid_t tid : list_threads()) {
         cpu_set_t m;
-        if (tid == skip_tid || !get_mask(tid, m) || !CPU_EQUAL(&m, &g_original)) continue;  // the program's own
+        if (tid == skip_tid || !get_mask(tid, m) || !covers_allowed(m)) continue;  // the program's own
         move_through(tid, g_cpu_order[next++ % g_cpu_order.size()]);
     }
     g_active.store(false, std::memory_order_release);
@@ -591,13 +678,13 @@ void after_fork_child() noexcept {
     // thread's own can remain, on a mask that is neither the original nor ours. Our mask goes.
     cpu_set_t own;
     const bool known = get_mask(0, own);
-    const bool ours = active() && known && CPU_EQUAL(&own, &g_last);
-    if (g_narrowed_count.load(std::memory_order_relaxed) > 0 && known && !ours && !covers_original(own))
+    const bool ours = active() && known && shown_for(own, g_last);
+    if (g_narrowed_count.load(std::memory_order_relaxed) > 0 && known && !ours && !covers_allowed(own))
         g_program_binds.store(true, std::memory_order_relaxed);
     g_narrowed_count.store(0, std::memory_order_relaxed);
     g_reconfine = false;
     g_settling = 0;
-    if (ours) set_mask(0, g_original);
+    if (ours) to_original(0);
     g_threads.clear();
     g_confined_cpus.store(0, std::memory_order_relaxed);
     g_active.store(false, std::memory_order_relaxed);

@@ -13,6 +13,8 @@
 // Which CPUs: the table gives each job a set of processor indices (gat/placement.hpp), disjoint
 // between jobs; index i is the i-th CPU of the process's original mask in topology order
 // (package, last-level cache, core, hardware thread), modulo their count when APSHIM_P exceeds it.
+// Of the original mask's CPUs, those the process's cpuset allows now: a cpuset that shrinks or
+// grows while the job runs (a container's CPUs changed) is followed at the next cycle.
 //
 // Respected: a binding the user chose (OMP_PROC_BIND, OMP_PLACES, KMP_AFFINITY, GOMP_CPU_AFFINITY:
 // confinement stays off, said once), a narrower mask from taskset/numactl/cpusets (confinement
@@ -112,8 +114,9 @@ bool program_bound() noexcept;
 // True while some thread may be confined (the interposers then answer with the original mask).
 bool active() noexcept;
 
-// The original mask (as captured at load).
-const cpu_set_t& original() noexcept;
+// The original mask (as captured at load) as the kernel shows it now: its CPUs that the process's
+// cpuset still allows, as the controller last read them. What the interposers show while confined.
+const cpu_set_t& allowed() noexcept;
 
 // The calling thread to the original mask / back to the confinement, around a spawn or an
 // exec (a child process must start as it would without the shim). Async-signal-safe: one syscall.

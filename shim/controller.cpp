@@ -542,7 +542,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // both CPUs either way, as its own or as its own and an idle one (docs/enforcement.md,
     // thirty-fifth session).
     bool width_checking = a > 0 && opts_.width_check && opts_.confine && !confine::why_off() && markable &&
-                          !s.check.overrides() && s.P <= CPU_COUNT(&confine::original());
+                          !s.check.overrides() && s.P <= CPU_COUNT(&confine::allowed());
     int width = running_procs().count();
     s.width_check.step(now, marks + region_ends, width, width_checking);
     if (s.width_check.decided())

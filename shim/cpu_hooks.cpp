@@ -54,10 +54,11 @@ APSHIM_UNINSTRUMENTED int cpus_for_tbb(void* caller) {
     return apshim::confine::program_bound() ? 0 : apshim::tbb_adapter::cpus_shown_to(caller);
 }
 
-// The original mask into a caller's buffer of `size` bytes, as the kernel would fill it.
+// The original mask into a caller's buffer of `size` bytes, as the kernel would fill it (its CPUs
+// the cpuset allows now).
 APSHIM_UNINSTRUMENTED void show_original(size_t size, cpu_set_t* mask) {
     std::memset(mask, 0, size);
-    std::memcpy(mask, &apshim::confine::original(), size < sizeof(cpu_set_t) ? size : sizeof(cpu_set_t));
+    std::memcpy(mask, &apshim::confine::allowed(), size < sizeof(cpu_set_t) ? size : sizeof(cpu_set_t));
 }
 
 }  // namespace
