@@ -624,7 +624,7 @@ int spread(pid_t skip_tid) noexcept {
     std::size_t next = 0;
     for (pid_t tid : list_threads()) {
         cpu_set_t m;
-        if (tid == skip_tid || !get_mask(tid, m) || !covers_allowed(m)) continue;  // the program's own
+        if (tid == skip_tid || !get_mask(tid, m) || !CPU_EQUAL(&m, &g_allowed)) continue;  // the program's own
         move_through(tid, g_cpu_order[next++ % g_cpu_order.size()]);
     }
     g_active.store(false, std::memory_order_release);
