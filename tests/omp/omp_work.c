@@ -119,10 +119,9 @@ int main(int argc, char** argv) {
                     x = fib(a, b);
                 }
             }
-            long all = 0;
+            long all = 0, by_single = single_thread < 256 ? tasks_run[single_thread] : 0;
             for (int i = 0; i < 256; ++i) all += tasks_run[i];
-            fprintf(stderr, "fib_tasks rep %d by_single %ld by_others %ld\n", r, tasks_run[single_thread],
-                    all - tasks_run[single_thread]);
+            fprintf(stderr, "fib_tasks rep %d by_single %ld by_others %ld\n", r, by_single, all - by_single);
             checksum = checksum * 31 + (unsigned long long)x;
         }
     } else if (!strcmp(mode, "imbalanced")) {
