@@ -155,7 +155,9 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
         if (!m.engaged || (!m.making_tasks && now_ns() >= until)) return;
     }
     // The idle rule wants the others' busy time (which grows while a task runs) unchanged for
-    // kIdleNs: a thread between two tasks is idle for an instant only.
+    // kIdleNs: a thread between two tasks is idle for an instant only. Between two polls of one
+    // thread, so with many parked it sees idle others up to a poll interval later (125 ms with
+    // 1000 parked, where every poll of each would cost the team a look at 1000 teammates).
     std::uint64_t idle_from = now_ns(), last_busy = others_busy_total(s.slots, t.counters, now_ticks());
     const int others_parked = s.parked.load(std::memory_order_relaxed);
     const ParkBounds bounds{kRecheckNs * static_cast<std::uint64_t>(std::max(1, others_parked / kPollsPerRecheck)),
