@@ -32,15 +32,29 @@ bool get_mask(pid_t tid, cpu_set_t& m) noexcept {
 }
 
 cpu_set_t g_original;
+// A mask the controller publishes for program threads to read without a lock: it writes the
+// spare buffer, then flips the index.
+class PublishedMask {
+public:
+    void publish(const cpu_set_t& m) noexcept {
+        const int spare = 1 - index_.load(std::memory_order_relaxed);
+        masks_[spare] = m;
+        index_.store(spare, std::memory_order_release);
+    }
+    const cpu_set_t& read() const noexcept { return masks_[index_.load(std::memory_order_acquire)]; }
+
+private:
+    cpu_set_t masks_[2];
+    std::atomic<int> index_{0};
+};
 // The CPUs of the original mask the process may use now: all of them until its cpuset shrinks
 // (a container's CPUs changed, Kubernetes' CPU manager moving a pool), read back by apply() from
 // the controller's own mask, which is the original or wider (reset_thread_mask) and which the
 // kernel cuts to the cpuset. Index i of the table maps into these (g_cpu_order), and a mask that
-// covers them binds nothing. Written by the controller under g_apply_mutex, double-buffered for
-// the interposers (allowed()), which show it as the kernel would.
+// covers them binds nothing. Written by the controller under g_apply_mutex, published for the
+// interposers (allowed()), which show it as the kernel would.
 cpu_set_t g_allowed;
-cpu_set_t g_allowed_shown[2];
-std::atomic<int> g_allowed_index{0};
+PublishedMask g_allowed_shown;
 bool g_captured = false;
 const char* g_why_off = nullptr;
 bool g_off_by_fault = false;
@@ -68,14 +82,12 @@ constexpr int kSettleApplies = 20;
 unsigned g_applies = 0;
 constexpr unsigned kScanApplies = 20;
 std::atomic<bool> g_suspended{false};
-// The confinement mask now, double-buffered for thread_to_confined() in program threads: the
-// controller writes the spare buffer, then flips the index.
-cpu_set_t g_masks[2];
+// The confinement mask now, for thread_to_confined() in program threads.
+PublishedMask g_confinement;
 // The CPUs the last spreads held threads on one at a time (move_through), and how many more
 // looks settle_spread makes for threads that inherited one of them. Controller only.
 cpu_set_t g_spread_cpus;
 int g_residue_looks = 0;
-std::atomic<int> g_mask_index{0};
 std::atomic<int> g_confined_cpus{0};
 // Spawns in progress (posix_spawn, system, popen in program threads): apply() leaves every thread
 // alone while any is, so that the spawning thread stays on the original mask until its child
@@ -229,7 +241,7 @@ bool mask_for(const gat::ProcSet& procs, int P, cpu_set_t& mask) {
 void capture_at_load() noexcept {
     g_captured = get_mask(0, g_original);
     g_allowed = g_original;
-    g_allowed_shown[0] = g_original;
+    g_allowed_shown.publish(g_original);
     if (!g_captured) {
         g_why_off = "the process's CPU mask cannot be read";
         g_off_by_fault = true;
@@ -313,7 +325,7 @@ bool off_by_fault() noexcept { return g_why_off && g_off_by_fault; }
 
 bool active() noexcept { return g_active.load(std::memory_order_acquire); }
 
-const cpu_set_t& allowed() noexcept { return g_allowed_shown[g_allowed_index.load(std::memory_order_acquire)]; }
+const cpu_set_t& allowed() noexcept { return g_allowed_shown.read(); }
 
 int confined_cpus() noexcept { return g_confined_cpus.load(std::memory_order_relaxed); }
 
@@ -420,9 +432,7 @@ bool follow_cpuset() {
     cpu_set_t now;
     if (!read_allowed(now) || CPU_EQUAL(&now, &g_allowed)) return false;
     g_allowed = now;
-    const int spare = 1 - g_allowed_index.load(std::memory_order_relaxed);
-    g_allowed_shown[spare] = now;
-    g_allowed_index.store(spare, std::memory_order_release);
+    g_allowed_shown.publish(now);
     compute_cpu_order();
     return true;
 }
@@ -469,9 +479,7 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
         ++g_generation;
         g_previous = g_threads.empty() ? g_original : g_last;
         g_last = mask;
-        int spare = 1 - g_mask_index.load(std::memory_order_relaxed);
-        g_masks[spare] = mask;
-        g_mask_index.store(spare, std::memory_order_release);
+        g_confinement.publish(mask);
     }
     // Active before the first thread is confined: from then on the interposers show the original.
     g_active.store(true, std::memory_order_release);
@@ -637,7 +645,7 @@ void thread_to_original() noexcept {
 }
 
 void thread_to_confined() noexcept {
-    if (active()) set_mask(0, g_masks[g_mask_index.load(std::memory_order_acquire)]);
+    if (active()) set_mask(0, g_confinement.read());
 }
 
 void reset_thread_mask() noexcept {

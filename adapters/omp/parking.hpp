@@ -57,6 +57,14 @@ inline bool beyond_limit(State& s, int index) noexcept {
     return limit > 0 && index >= limit;
 }
 
+// Many parked threads poll less often each, about kPollsPerRecheck polls a kRecheckNs in all;
+// a stay lasts kMaxWaits polls or kMaxParkNs at most.
+inline ParkBounds shared_poll_bounds(const State& s) noexcept {
+    const int others_parked = s.parked.load(std::memory_order_relaxed);
+    return ParkBounds{kRecheckNs * static_cast<std::uint64_t>(std::max(1, others_parked / kPollsPerRecheck)),
+                      kMaxWaits, kMaxParkNs};
+}
+
 inline void park(State& s, ThreadState& t, int index) noexcept {
     push_frame(s, t, /*wait=*/true);  // parked time is not work, for us and for the escape rule
     std::uint32_t loops_seen = s.loops_exhausted.load(std::memory_order_acquire);
@@ -71,10 +79,7 @@ inline void park(State& s, ThreadState& t, int index) noexcept {
     ThreadCounters* c = t.counters;
     s.parked_before_chunks.fetch_add(1, std::memory_order_seq_cst);
     c->parked_at_loop.store(c->loops.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
-    const int others_parked = s.parked.load(std::memory_order_relaxed);
-    const ParkBounds bounds{kRecheckNs * static_cast<std::uint64_t>(std::max(1, others_parked / kPollsPerRecheck)),
-                            kMaxWaits, kMaxParkNs};
-    park_until(s.lot, s.parked, bounds, [&] {
+    park_until(s.lot, s.parked, shared_poll_bounds(s), [&] {
         if (!beyond_limit(s, index) || s.loops_exhausted.load(std::memory_order_acquire) != loops_seen ||
             teammate_ahead(s.slots, t.counters))
             return true;
@@ -159,10 +164,7 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
     // thread, so with many parked it sees idle others up to a poll interval later (125 ms with
     // 1000 parked, where every poll of each would cost the team a look at 1000 teammates).
     std::uint64_t idle_from = now_ns(), last_busy = others_busy_total(s.slots, t.counters, now_ticks());
-    const int others_parked = s.parked.load(std::memory_order_relaxed);
-    const ParkBounds bounds{kRecheckNs * static_cast<std::uint64_t>(std::max(1, others_parked / kPollsPerRecheck)),
-                            kMaxWaits, kMaxParkNs};
-    park_until(s.lot, s.parked, bounds, [&] {
+    park_until(s.lot, s.parked, shared_poll_bounds(s), [&] {
         int l = s.limit.load(std::memory_order_relaxed);
         if (l <= 0 || l > limit) return true;
         if (teammates_now(s.slots, t.counters).engaged) {
