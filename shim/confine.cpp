@@ -33,7 +33,9 @@ bool get_mask(pid_t tid, cpu_set_t& m) noexcept {
 
 cpu_set_t g_original;
 // A mask the controller publishes for program threads to read without a lock: it writes the
-// spare buffer, then flips the index.
+// spare buffer, then flips the index. Constant-initialized (constinit below): capture_at_load
+// publishes from the preload constructor, which may run before this file's dynamic initializers
+// would, and one would then reset the index to an empty buffer.
 class PublishedMask {
 public:
     void publish(const cpu_set_t& m) noexcept {
@@ -44,7 +46,7 @@ public:
     const cpu_set_t& read() const noexcept { return masks_[index_.load(std::memory_order_acquire)]; }
 
 private:
-    cpu_set_t masks_[2];
+    cpu_set_t masks_[2]{};
     std::atomic<int> index_{0};
 };
 // The CPUs of the original mask the process may use now: all of them until its cpuset shrinks
@@ -54,7 +56,7 @@ private:
 // covers them binds nothing. Written by the controller under g_apply_mutex, published for the
 // interposers (allowed()), which show it as the kernel would.
 cpu_set_t g_allowed;
-PublishedMask g_allowed_shown;
+constinit PublishedMask g_allowed_shown;
 bool g_captured = false;
 const char* g_why_off = nullptr;
 bool g_off_by_fault = false;
@@ -83,7 +85,7 @@ unsigned g_applies = 0;
 constexpr unsigned kScanApplies = 20;
 std::atomic<bool> g_suspended{false};
 // The confinement mask now, for thread_to_confined() in program threads.
-PublishedMask g_confinement;
+constinit PublishedMask g_confinement;
 // The CPUs the last spreads held threads on one at a time (move_through), and how many more
 // looks settle_spread makes for threads that inherited one of them. Controller only.
 cpu_set_t g_spread_cpus;
