@@ -41,6 +41,11 @@ struct Sample {
     // OpenMP region ends (threads' arrivals at a region's end barrier) since the previous sample, timed
     // or not: more progress for the idle and width checks only (adapters/common/busy.hpp, region_ends).
     std::uint64_t region_ends = 0;
+    // The widest team, running now or since the previous sample, of a library whose threads meet
+    // in spin-waits without a yield (OpenMP: BLIS, adapters/omp/whole_team.hpp); 0: none. On
+    // fewer CPUs than it has threads, each of its meetings waits for a kernel time slice, and the
+    // controller does not confine the job below it while it runs (shim/controller.cpp).
+    int spinning_team = 0;
 };
 
 // What an adapter sees its threads doing right now (Adapter::activity): enough for the controller

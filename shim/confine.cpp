@@ -539,11 +539,13 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     return true;
 }
 
-bool restricts(const gat::ProcSet& procs, int P) noexcept {
-    if (g_why_off) return false;
+int cpus_for(const gat::ProcSet& procs, int P) noexcept {
+    if (g_why_off) return 0;
     cpu_set_t mask;
-    return mask_for(procs, P, mask) && CPU_COUNT(&mask) > 0 && !covers_allowed(mask);
+    return mask_for(procs, P, mask) && !covers_allowed(mask) ? CPU_COUNT(&mask) : 0;
 }
+
+bool restricts(const gat::ProcSet& procs, int P) noexcept { return cpus_for(procs, P) > 0; }
 
 // Thread `tid` onto `cpu` alone for a moment (the kernel moves it there at once), then onto the
 // original mask, where it stays on that CPU until the kernel has a reason to move it: a spread.

@@ -62,6 +62,9 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept;
 
 // Controller thread: apply(procs, P) would run the job on fewer CPUs than its original mask.
 bool restricts(const gat::ProcSet& procs, int P) noexcept;
+// Controller thread: how many CPUs apply(procs, P) would run the job on, 0 where it would not
+// restrict it (restricts() false).
+int cpus_for(const gat::ProcSet& procs, int P) noexcept;
 
 // Controller thread: the confinement check (confine_check.hpp) keeps the job unconfined for now,
 // probing it or because confinement slows its hand-overs; nothing else may throttle it then

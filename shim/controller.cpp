@@ -75,6 +75,11 @@ struct Controller::Impl {
     // a loaded test run: a co-runner that joined just after first_allotment's update confined the
     // job only at its 10 s cycle, omp.gcc.follow).
     std::uint32_t seen = 0;
+    // The widest team of a library that spins at its meetings (Sample::spinning_team) in the
+    // cycles since spinning_quiet cycles ago, kept until kSpinQuietCycles without one
+    // (spins_beyond).
+    int spinning_team = 0;
+    int spinning_quiet = 0;
 };
 
 // Reads the table through `read` (an update() or current() of row `slot`), with the row's change
@@ -97,6 +102,16 @@ static int read_table(const gat::Table& table, int slot, std::uint32_t* seen, Re
 static gat::ProcSet usable_procs(const gat::ProcSet& own, const gat::ProcSet& idle, bool use_idle) noexcept {
     return use_idle ? own | idle : own;
 }
+
+// Whether a team of a library whose threads meet in spin-waits without a yield (BLIS:
+// adapters/omp/whole_team.hpp, Sample::spinning_team) ran lately with more threads than the
+// `cpus` CPUs confinement would give the job (0: none). Then the job is not confined, as without
+// the shim, while such teams run: on fewer CPUs than threads each of their meetings waits for a
+// kernel time slice (a team of 2 on one CPU: 4x its one-thread time, spinning the CPU it has),
+// and a CPU per thread costs less CPU time in all than that. OpenMP's promise keeps the team's
+// size (dyn-var off); the confinement check does not measure meanwhile (it sees nothing to
+// confine), nor does parking throttle (suspend).
+static bool spins_beyond(int spinning_team, int cpus) noexcept { return cpus > 0 && spinning_team > cpus; }
 
 // The first `n` processors of `set` in index order (placement's topology order: a probe of the
 // width check keeps the ones that share caches).
@@ -129,6 +144,10 @@ constexpr int kHolderLookCycles = kUpdateFailuresToReport / 2;
 // Joins that found the lock busy for 1 s are retried this many times in all, after a pause that
 // grows with the attempt and is spread by pid so a burst of jobs does not retry in lock-step.
 constexpr int kJoinAttempts = 8;
+// Cycles without a team that spins at its meetings before the job is confined again
+// (spins_beyond): NumPy's products on BLIS come one region per call, with the interpreter's
+// moments between them.
+constexpr int kSpinQuietCycles = 4;
 static std::uint64_t join_backoff_ns(int attempt) {
     std::uint64_t base = 50000000ull << std::min(attempt, 4);  // 100 ms .. 800 ms
     return base + static_cast<std::uint64_t>(getpid() % 97) * 1000000ull;
@@ -405,7 +424,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     Impl& s = *impl_;
     // 1. Measure.
     std::uint64_t busy = 0, marks = 0, region_ends = 0;
-    int usage = 0;
+    int usage = 0, spinning_team = 0;
     bool timed = false, clocks = false, markable = false;
     Adapter* list[kMaxAdapters];
     int n = 0;
@@ -419,10 +438,17 @@ void Controller::cycle(std::uint64_t now) noexcept {
         busy += smp.busy_ns;
         marks += smp.marks;
         region_ends += smp.region_ends;
+        spinning_team = std::max(spinning_team, smp.spinning_team);
         markable = markable || a->marks_progress();
         usage += smp.usage;
         timed = timed || smp.measure == Sample::Measure::timed;
         clocks = clocks || smp.measure == Sample::Measure::clocks;
+    }
+    if (spinning_team > 0) {
+        s.spinning_team = s.spinning_quiet == 0 ? std::max(s.spinning_team, spinning_team) : spinning_team;
+        s.spinning_quiet = 0;
+    } else if (s.spinning_team > 0 && ++s.spinning_quiet >= kSpinQuietCycles) {
+        s.spinning_team = s.spinning_quiet = 0;
     }
     double dt = static_cast<double>(now - s.last);
     s.last = now;
@@ -517,7 +543,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
         // inside a construct, or no adapter can tell (which makes no marks either).
         std::uint64_t entries;
         bool in_construct = !quiet_now(&entries);
-        s.check.step(now, marks, cpu, confine::confined_cpus(), confine::restricts(usable_procs(s.procs, s.idle, opts_.use_idle), s.P),
+        int confined_to = confine::cpus_for(usable_procs(s.procs, s.idle, opts_.use_idle), s.P);
+        s.check.step(now, marks, cpu, confine::confined_cpus(), confined_to > 0 && !spins_beyond(s.spinning_team, confined_to),
                      markable, in_construct);
         if (!was_start && s.check.starting()) {
             int moved = confine::spread(s.tid);
@@ -616,7 +643,12 @@ void Controller::apply_allotment(bool confine_now) noexcept {
         list[i]->set_active(share[i]);
         list[i]->set_team_cap(team_cap);
     }
-    bool suspended = confine_now && s.check.suspends();  // its start, a probe, hand-over bound (confine_check.hpp)
+    bool spinning = confine_now && spins_beyond(s.spinning_team, confine::cpus_for(cpus, s.P));
+    if (spinning)
+        APSHIM_LOG_ONCE(LogLevel::info, "a team of %d threads of a library that spins at its meetings (BLIS) runs: the "
+                        "job is not confined below its team while such teams run, as without apshim", s.spinning_team);
+    // Its start, a probe, hand-over bound (confine_check.hpp), or a team that spins (spins_beyond).
+    bool suspended = confine_now && (s.check.suspends() || spinning);
     if (confine_now) confine::suspend(suspended);
     // Back from a width probe onto every CPU: spread the threads at once, as the confinement
     // check's probes do, or the kernel leaves them on the probe's CPUs for tens of milliseconds.

@@ -126,15 +126,19 @@ public:
         mark_external(g_gomp_state, t_state);  // the forking thread (busy.hpp)
         bool opted_in = shrink_allowed_by_user();
         ForkIcvs icvs = gomp.icvs(/*need_max=*/opted_in || num_threads == 0);
+        const bool promised = !(icvs.dynamic || opted_in);  // before keep_whole_team withholds both
         int request = static_cast<int>(num_threads);
         dynamic_back_ = keep_whole_team(site, g_gomp_state, request, icvs, opted_in, gomp.set_dynamic,
                                         /*can_turn_back=*/true);
         region_.asked = whole_team_asked(request, icvs, opted_in);
         int n = reserve_team(g_gomp_state, request, icvs, opted_in, reserved_);
-        note_fork(g_gomp_state, n > 0 ? n : icvs.max_threads);
+        int team = n > 0 ? n : icvs.max_threads;
+        note_fork(g_gomp_state, team);
+        spinning_ = begin_spinning_team(site, g_gomp_state, team, promised, /*sees_end=*/true);
         if (n > 0) size_ = static_cast<unsigned>(n);
     }
     ~OutermostTeam() {
+        if (spinning_) end_spinning_team(g_gomp_state);
         release_team(g_gomp_state, reserved_);
         if (dynamic_back_) dynamic_back_(1);
     }
@@ -148,6 +152,7 @@ private:
     Region region_;
     unsigned size_;
     int reserved_ = 0;
+    bool spinning_ = false;  // a team of a library that spins at its meetings (whole_team.hpp)
     SetDynamic dynamic_back_ = nullptr;  // libgomp's omp_set_dynamic, where dyn-var is off for the region
 };
 

@@ -218,6 +218,7 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
     if (hooks_on() && kmp.outermost()) {
         bool opted_in = shrink_allowed_by_user();
         ForkIcvs icvs = kmp.icvs(/*need_max=*/opted_in);
+        const bool promised = !(icvs.dynamic || opted_in);  // before keep_whole_team withholds both
         // A library that needs whole teams (whole_team.hpp) gets them from the shim, and, where
         // the region's end is seen (ompt_hooks.cpp turns dyn-var back on there), from libomp too:
         // this thread's dyn-var is off for the region (libomp's load-balance rule gave the
@@ -229,14 +230,16 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
         int n, reserved = 0;
         if (sees_ends) {
             n = reserve_team(g_kmp_state, request, icvs, opted_in, reserved);
-            kmp_outermost_fork(reserved, dynamic_back, whole_team_asked(request, icvs, opted_in));
         } else {
             n = team_size(g_kmp_state, request, icvs, opted_in);
         }
+        int team = n > 0 ? n : (icvs.max_threads > 0 ? icvs.max_threads : clause);
+        bool spinning = begin_spinning_team(site, g_kmp_state, team, promised, sees_ends);
+        if (sees_ends) kmp_outermost_fork(reserved, dynamic_back, whole_team_asked(request, icvs, opted_in), spinning);
         auto push = next_push_num_threads.for_caller(site);
         auto gtid = real_global_thread_num.get();
         if (n > 0 && n != clause && push && gtid) push(loc, gtid(loc), n);
-        note_fork(g_kmp_state, n > 0 ? n : (icvs.max_threads > 0 ? icvs.max_threads : clause));
+        note_fork(g_kmp_state, team);
         follow_blocktime();
     }
     return reinterpret_cast<void*>(fork_call);

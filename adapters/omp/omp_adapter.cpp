@@ -33,11 +33,28 @@ Sample OmpAdapter::sample() {
     // Every copy's spin counts follow the job's situation, however many copies there are.
     if (&state_ == &g_gomp_state) follow_gomp_spin(waiting_now());
     if (state_.copies.several()) return several_copies_sample();
-    if (needs_ompt_ && state_.measuring.load() == 0) return unmeasured_sample();
-    bool timing = state_.timing.load();
-    Sample out = sampler_.sample(state_.slots, state_.limit.load(), timed_throughout_ && timing);
-    timed_throughout_ = timing;
+    Sample out;
+    if (needs_ompt_ && state_.measuring.load() == 0) {
+        out = unmeasured_sample();
+    } else {
+        bool timing = state_.timing.load();
+        out = sampler_.sample(state_.slots, state_.limit.load(), timed_throughout_ && timing);
+        timed_throughout_ = timing;
+    }
+    out.spinning_team = spinning_team_now();
     return out;
+}
+
+// The widest spinning team begun since the last sample, or still open from before (whole_team.hpp).
+int OmpAdapter::spinning_team_now() noexcept {
+    int team = state_.spinning_team.exchange(0, std::memory_order_relaxed);
+    if (state_.spinning_open.load(std::memory_order_relaxed) > 0) {
+        team = std::max(team, open_spinning_team_);
+        open_spinning_team_ = team;
+    } else {
+        open_spinning_team_ = 0;
+    }
+    return team;
 }
 
 // Unmeasured libomp (no OMPT): its regions are not seen, so it never reads quiet.
@@ -135,6 +152,9 @@ void OmpAdapter::after_fork_child() {
     recent_limits_.reset();
     state_.parked.store(0);
     state_.team_extras.store(0);
+    state_.spinning_open.store(0);
+    state_.spinning_team.store(0);
+    open_spinning_team_ = 0;
     state_.lot.reset();
     state_.cpu_total.reset();
     sampler_.reset();

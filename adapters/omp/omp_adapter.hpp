@@ -33,6 +33,7 @@ private:
     Sample unmeasured_sample();
     Sample several_copies_sample();
     Sample fair_share_sample();
+    int spinning_team_now() noexcept;
     const char* name_;
     State& state_;
     bool needs_ompt_;
@@ -40,6 +41,7 @@ private:
     RecentMax recent_limits_;
     std::uint64_t last_ns_ = 0, last_forks_ = 0;
     bool timed_throughout_ = false;  // the hooks timed everything since the last sample (tbb_adapter.cpp)
+    int open_spinning_team_ = 0;     // the widest spinning team of those still open (spinning_team_now)
 };
 
 extern OmpAdapter g_kmp, g_gomp;

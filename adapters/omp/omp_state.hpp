@@ -74,6 +74,11 @@ struct State {
     // libomp only: 1 once its OMPT parallel_begin/end callbacks report region ends, which
     // reserve_team() needs to give threads back (gomp hooks see region ends themselves).
     std::atomic<int> sees_region_ends{0};
+    // Outermost regions open now, and the widest team begun since the controller last looked
+    // (OmpAdapter::sample exchanges it), of a library that meets in spin-waits without a yield
+    // (whole_team.hpp: begin_spinning_team). Touched at such forks and ends only.
+    std::atomic<int> spinning_open{0};
+    std::atomic<int> spinning_team{0};
     // The objects the hooks' entry points were found in for their callers (next_fn.hpp): two of
     // them, two copies of the runtime in the process, and then the hooks stop adapting it.
     RuntimeCopies copies;

@@ -19,6 +19,7 @@
 #include "adapters/omp/ompt_abi.hpp"
 #include "adapters/omp/parking.hpp"
 #include "adapters/omp/thread_state.hpp"
+#include "adapters/omp/whole_team.hpp"
 
 namespace apshim::omp_adapter {
 namespace {
@@ -34,6 +35,8 @@ struct RegionReservation {
     // whole_team_asked() of the region forked (pending) and of the one open (asked), and the
     // latter's team (its primary's implicit task): note_missing_arrivals at its end.
     int asked_pending = 0, asked = 0, actual = 0;
+    // Counted open by begin_spinning_team() (whole_team.hpp): the region forked (pending), the one open.
+    bool spinning_pending = false, spinning = false;
     const void* codeptr = nullptr;  // the outermost of them: its code address (ends_region)
     // libomp's omp_set_dynamic where the fork turned this thread's dyn-var off for a library that
     // needs its whole team (kmp_hooks.cpp, whole_team.hpp): called with 1 when the region ends.
@@ -47,6 +50,7 @@ void on_parallel_begin(ompt::Data*, const void*, ompt::Data*, unsigned, int, con
         r.owned = r.pending;
         r.pending = 0;
         r.asked = std::exchange(r.asked_pending, 0);
+        r.spinning = std::exchange(r.spinning_pending, false);
         r.actual = 0;
         r.codeptr = codeptr;
     }
@@ -57,6 +61,7 @@ void on_parallel_end(ompt::Data*, ompt::Data*, int, const void*) {
     if (r.depth > 0 && --r.depth == 0) {
         release_team(g_kmp_state, r.owned);
         r.owned = 0;
+        if (std::exchange(r.spinning, false)) end_spinning_team(g_kmp_state);
         r.codeptr = nullptr;
         if (auto back = std::exchange(r.dynamic_back, nullptr)) back(1);
     }
@@ -178,11 +183,14 @@ void finalize(ompt::Data*) {}
 
 ThreadState& kmp_thread_state() noexcept { return t_state; }
 
-void kmp_outermost_fork(int reserved, void (*dynamic_back)(int), int asked) noexcept {
+void kmp_outermost_fork(int reserved, void (*dynamic_back)(int), int asked, bool spinning) noexcept {
     RegionReservation& r = t_reservation;
     // At an outermost fork this thread has no region open: whatever it still holds is from a
     // region whose end was not reported; give it back rather than starve concurrent roots.
     release_team(g_kmp_state, r.pending + r.owned);
+    for (bool open : {std::exchange(r.spinning_pending, false), std::exchange(r.spinning, false)})
+        if (open) end_spinning_team(g_kmp_state);
+    r.spinning_pending = spinning;
     if (r.dynamic_back && r.dynamic_back != dynamic_back) r.dynamic_back(1);
     r.pending = reserved;
     r.owned = 0;

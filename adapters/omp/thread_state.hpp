@@ -260,6 +260,7 @@ namespace apshim::omp_adapter {
 // kmp_hooks.cpp, at an outermost fork: the calling thread reserved `reserved` extra threads for
 // the region it is about to start; ompt_hooks.cpp gives them back when the region ends, and calls
 // `dynamic_back` (libomp's omp_set_dynamic, or null) with 1 there: the fork turned the thread's
-// dyn-var off for a library that needs its whole team (whole_team.hpp).
-void kmp_outermost_fork(int reserved, void (*dynamic_back)(int) = nullptr, int asked = 0) noexcept;
+// dyn-var off for a library that needs its whole team (whole_team.hpp), and end_spinning_team()
+// where begin_spinning_team() counted the region open (`spinning`).
+void kmp_outermost_fork(int reserved, void (*dynamic_back)(int) = nullptr, int asked = 0, bool spinning = false) noexcept;
 }  // namespace apshim::omp_adapter

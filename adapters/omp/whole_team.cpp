@@ -43,6 +43,17 @@ TeamNeed library_team_need(const char* file) noexcept {
     return TeamNeed::any;
 }
 
+bool begin_spinning_team(const void* site, State& s, int team, bool promised, bool sees_end) noexcept {
+    if (!promised || team <= 1 || !spins_at_meetings(team_need(site))) return false;
+    int seen = s.spinning_team.load(std::memory_order_relaxed);
+    while (seen < team && !s.spinning_team.compare_exchange_weak(seen, team, std::memory_order_relaxed)) {
+    }
+    if (sees_end) s.spinning_open.fetch_add(1, std::memory_order_relaxed);
+    return sees_end;
+}
+
+void end_spinning_team(State& s) noexcept { s.spinning_open.fetch_sub(1, std::memory_order_relaxed); }
+
 TeamNeed team_need(const void* site) noexcept {
     if (!site) return TeamNeed::any;
     return static_cast<TeamNeed>(cached_site_answer(site, &kOwner, [](const void* at) {

@@ -63,6 +63,27 @@ SetDynamic keep_whole_team(const void* site, const State& s, int& requested, For
     return off;
 }
 
+// BLIS's threads also meet in spin-waits without a yield (bli_thrcomm_barrier_atomic) many times
+// in each call. With fewer CPUs than threads, as confinement at a smaller allotment gives a team
+// whose size OpenMP promises (dyn-var off: BLIS's num_threads(n) is kept), each meeting lasts
+// until the kernel preempts a spinner: a team of 2 on one CPU took 1.75 s for 15 products of
+// 900 x 900 (one thread: 0.43 s), spinning the CPU it had. On a CPU per thread the same team
+// uses less CPU time in all than that. So while such a region runs the job is not confined
+// below its team (Sample::spinning_team, shim/controller.cpp): its threads run where they would
+// without the shim.
+inline bool spins_at_meetings(TeamNeed need) noexcept { return need == TeamNeed::whole_or_one; }
+
+// Both runtimes' fork hooks, once an outermost team of `team` threads forked from `site` is sized:
+// a team of more than one of a library that spins_at_meetings() is counted in `s` (State::
+// spinning_team, and State::spinning_open until end_spinning_team() where the hook sees the
+// region's end: `sees_end`), where its size is OpenMP's promise (`promised`: the program did not
+// allow smaller teams). Where it did, the team is the shim's choice: one thread at an allotment
+// below it (keep_whole_team), and a wider one formed before the first allotment (a whole team of
+// 4 on 2 CPUs, NumPy's first product) is held to the allotment like any other. Returns whether it
+// is counted open.
+bool begin_spinning_team(const void* site, State& s, int team, bool promised, bool sees_end) noexcept;
+void end_spinning_team(State& s) noexcept;
+
 // The decision for a file name (the basename of dladdr's dli_fname), exposed for the unit tests.
 TeamNeed library_team_need(const char* file) noexcept;
 

@@ -17,8 +17,10 @@ program of 1000 threads (omp_work fib, libgomp) took 13.6 s alone (26 CPU s), na
 The program (tests/omp/omp_work imbalanced: dynamic loops) runs natively, alone, alone with
 parking only, and throttled (a stand-in co-runner holds the rest of a P = 2 table: allotment 1)
 with parking only and, three times, with confinement. Checked: the native answer in every run;
-the CPU seconds each run used within twice the native run's plus half a second (counts, not
-times: a run in which the threads poll each other's clocks uses both CPUs for seconds); no run
+the CPU seconds each run used within twice the native run's plus half a second, or kFloorCpuS where
+that is more (counts, not times: a run in which the threads poll each other's clocks uses both
+CPUs for seconds, 10-26 CPU s before the forty-first session, where the native fib's own 0.19-0.6
+CPU s made a bound of twice it fail 2 runs in 5 with 1.1-1.9 CPU s throttled); no run
 says the program binds threads. The task program (tests/omp/omp_work fib: a single's thread makes
 the tasks, the others take them at the barrier) runs natively, alone, alone with parking only and
 throttled, checked alike; libgomp only: libomp's own 1000 threads stealing from each other take it
@@ -45,8 +47,11 @@ def said(err):
     return "\n".join(line for line in err.splitlines() if line.startswith("apshim"))
 
 
+kFloorCpuS = 4.0
+
+
 def judge(what, m, native):
-    bound = 2 * native.cpu_s + 0.5
+    bound = max(2 * native.cpu_s + 0.5, kFloorCpuS)
     check.expect(m.returncode == 0 and checksum(m.stdout) == checksum(native.stdout),
                  f"{what}: the native answer ({m.describe()}: {m.stdout.strip()}; {said(m.stderr)})")
     check.expect(m.cpu_s <= bound, f"{what}: {m.cpu_s:.2f} CPU s, within {bound:.2f} (natively {native.cpu_s:.2f})")

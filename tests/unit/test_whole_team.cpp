@@ -40,3 +40,19 @@ TEST_CASE("code outside such a library keeps the program's permission, asked twi
     CHECK(team_need(here) == TeamNeed::any);  // the cached answer
     CHECK(team_need(nullptr) == TeamNeed::any);
 }
+
+TEST_CASE("only BLIS's teams spin at their meetings, and only teams of more than one count", "[whole_team]") {
+    using apshim::omp_adapter::begin_spinning_team;
+    using apshim::omp_adapter::spins_at_meetings;
+    CHECK(spins_at_meetings(TeamNeed::whole_or_one));
+    CHECK_FALSE(spins_at_meetings(TeamNeed::whole));  // OpenBLAS waits with sched_yield
+    CHECK_FALSE(spins_at_meetings(TeamNeed::any));
+    // A fork from code outside such a library counts nothing, open or not.
+    auto* state = new apshim::omp_adapter::State;
+    const void* here = reinterpret_cast<const void*>(&library_team_need);
+    CHECK_FALSE(begin_spinning_team(here, *state, 4, /*promised=*/true, /*sees_end=*/true));
+    CHECK_FALSE(begin_spinning_team(nullptr, *state, 4, /*promised=*/true, /*sees_end=*/true));
+    CHECK(state->spinning_team.load() == 0);
+    CHECK(state->spinning_open.load() == 0);
+    delete state;
+}

@@ -1,0 +1,45 @@
+/* BLIS's meetings (bli_thrcomm_barrier_atomic), for tests/omp's BLIS stand-in and the program that
+ * calls it: a team's threads meet in a sense-reversing barrier that spins without a yield. Define
+ * _GNU_SOURCE before any include. */
+#ifndef APSHIM_TESTS_OMP_MEETINGS_H
+#define APSHIM_TESTS_OMP_MEETINGS_H
+#include <omp.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "spin.h"
+
+/* The CPUs the calling thread may run on as the kernel holds it, read with the raw system call:
+ * the shim answers sched_getaffinity with the mask the program would see without it. */
+static inline int raw_mask_cpus(void) {
+    cpu_set_t m;
+    CPU_ZERO(&m);
+    return syscall(SYS_sched_getaffinity, 0, sizeof m, &m) > 0 ? CPU_COUNT(&m) : 0;
+}
+
+/* Inside a parallel region, on every thread of its team: `iters` steps of fixed work shared by the
+ * team, then a meeting, `meetings` times (`arrived`, `sense`: the region's, 0 at its start).
+ * Returns the thread's checksum (the team's sum is the same at any team size) and raises *widest
+ * to the CPUs the thread could run on at its last meeting. */
+static inline uint64_t meet(int meetings, long iters, int* arrived, int* sense, int* widest) {
+    int team = omp_get_num_threads(), mine = 0;
+    uint64_t sum = 0;
+    for (int m = 0; m < meetings; ++m) {
+        for (int part = omp_get_thread_num(); part < 8; part += team) sum += work((uint64_t)(m * 8 + part), iters / 8);
+        mine = !mine;
+        if (__atomic_add_fetch(arrived, 1, __ATOMIC_ACQ_REL) == team) {
+            __atomic_store_n(arrived, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(sense, mine, __ATOMIC_RELEASE);
+        } else {
+            while (__atomic_load_n(sense, __ATOMIC_ACQUIRE) != mine) {
+            }
+        }
+    }
+    int cpus = raw_mask_cpus(), seen = __atomic_load_n(widest, __ATOMIC_RELAXED);
+    while (cpus > seen && !__atomic_compare_exchange_n(widest, &seen, cpus, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    return sum;
+}
+#endif

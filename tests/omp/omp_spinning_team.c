@@ -1,0 +1,46 @@
+/* A program that calls a stand-in for BLIS (blis_standin.c: its threads meet in spin-waits
+ * without a yield) and, in turn, regions of its own of the same shape, CALLS times each, with the
+ * team OpenMP promises (dynamic adjustment off: the default). Under the shim at allotment 1 the
+ * library's teams run on a CPU per thread while they run, the program's own confined
+ * (adapters/omp/whole_team.hpp, spins_at_meetings).
+ *   omp_spinning_team CALLS MEETINGS ITERS
+ * stdout: "omp_spinning_team calls=<n> checksum=<c> blis_widest=<w,...> own_widest=<w,...>
+ * max_threads=<m>": per call, the most CPUs a thread of its team could run on at its last meeting. */
+#define _GNU_SOURCE
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "meetings.h"
+
+uint64_t standin_blis_meetings(int meetings, long iters, int* widest);
+
+int main(int argc, char** argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: omp_spinning_team CALLS MEETINGS ITERS\n");
+        return 2;
+    }
+    int calls = atoi(argv[1]), meetings = atoi(argv[2]);
+    long iters = atol(argv[3]);
+    if (calls < 1 || calls > 100 || meetings < 1 || iters < 8) {
+        fprintf(stderr, "omp_spinning_team: CALLS in 1..100, MEETINGS >= 1, ITERS >= 8\n");
+        return 2;
+    }
+    uint64_t checksum = 0;
+    char blis[512] = "", own[512] = "";
+    int at_blis = 0, at_own = 0;
+    for (int c = 0; c < calls; ++c) {
+        int widest = 0;
+        checksum = checksum * 31 + standin_blis_meetings(meetings, iters, &widest);
+        at_blis += snprintf(blis + at_blis, sizeof blis - at_blis, "%s%d", c ? "," : "", widest);
+        int arrived = 0, sense = 0, most = 0;
+        uint64_t sum = 0;
+#pragma omp parallel reduction(+ : sum)
+        sum += meet(meetings, iters, &arrived, &sense, &most);
+        checksum = checksum * 31 + sum;
+        at_own += snprintf(own + at_own, sizeof own - at_own, "%s%d", c ? "," : "", most);
+    }
+    printf("omp_spinning_team calls=%d checksum=%llu blis_widest=%s own_widest=%s max_threads=%d\n", calls,
+           (unsigned long long)checksum, blis, own, omp_get_max_threads());
+    return 0;
+}

@@ -1,0 +1,57 @@
+"""A library whose threads meet in spin-waits without a yield (BLIS: bli_thrcomm_barrier_atomic) is
+not confined below its team while its regions run (adapters/omp/whole_team.hpp, spins_at_meetings):
+confined to fewer CPUs than threads, each meeting waits for a kernel time slice (Debian's BLIS under
+NumPy at allotment 1 took 4x its one-thread time so, thirty-seventh session). omp_spinning_team
+calls a stand-in for BLIS (blis_standin.c, a file named as BLIS's) and regions of its own of the
+same shape in turn, with the team OpenMP promises (dynamic adjustment off, the default), and says
+how many CPUs each team's threads could run on at their last meeting, read with the raw system
+call. Throttled (a stand-in co-runner holds the rest of a P = 2 table: allotment 1), every library
+call after the first two must have run on every CPU and at least one of the program's own regions
+on one (the rule is the library's, not every team's); with the library before, every call ran on
+one CPU after the start. The native answer alone, throttled and at APSHIM_P=8."""
+import sys
+
+from apshim_test import Check, CoRunner, Shim, require_two_cpus, stdout_words
+
+require_two_cpus("a team of two on one CPU is what the library's rule is about")
+build, prog = sys.argv[1], sys.argv[2]
+shim = Shim(build)
+check = Check("omp.spinning_team")
+# 8 calls of 40 meetings with 2 M steps of work between them (a few ms): natively about 1 s.
+args = [prog, "8", "40", "2000000"]
+
+
+def words(r):
+    return stdout_words(r.stdout) if r.returncode == 0 and r.stdout.startswith("omp_spinning_team") else {}
+
+
+def widths(w, key):
+    return [int(x) for x in w.get(key, "").split(",") if x]
+
+
+native = shim.run(args, shim.env(preload=False), timeout=60)
+n = words(native)
+cpus = int(n.get("max_threads", 0))
+check.expect(bool(n) and cpus >= 2 and set(widths(n, "blis_widest")) == {cpus},
+             f"natively every team runs on all {cpus} CPUs ({native.returncode}: {native.stdout.strip()})")
+
+
+def run(tag, env):
+    r = shim.run(args, env, timeout=60)
+    w = words(r)
+    check.expect(bool(w) and w["checksum"] == n.get("checksum"),
+                 f"{tag}: the native answer ({r.stdout.strip() or r.stderr.strip()[-300:]})")
+    return w
+
+
+run("alone", shim.env(P=2, gat=shim.path("gat-alone")))
+env = shim.env(P=2, gat=shim.path("gat-throttled"))
+with CoRunner(shim, env, 2):
+    w = run("throttled", env)
+if w:
+    blis, own = widths(w, "blis_widest"), widths(w, "own_widest")
+    check.expect(len(blis) == 8 and all(x == cpus for x in blis[2:]),
+                 f"throttled: every library call after the first two ran on all {cpus} CPUs (widths {blis})")
+    check.expect(1 in own, f"throttled: the program's own regions of that shape were confined to one CPU (widths {own})")
+run("P=8", shim.env(P=8, gat=shim.path("gat-p8")))
+check.done()
