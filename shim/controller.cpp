@@ -75,9 +75,9 @@ struct Controller::Impl {
     // a loaded test run: a co-runner that joined just after first_allotment's update confined the
     // job only at its 10 s cycle, omp.gcc.follow).
     std::uint32_t seen = 0;
-    // The widest team of a library that spins at its meetings (Sample::spinning_team) in the
-    // cycles since spinning_quiet cycles ago, kept until kSpinQuietCycles without one
-    // (spins_beyond).
+    // The widest team of a library that spins at its meetings (Sample::spinning_team) since the
+    // job last went kSpinQuietCycles cycles without one (0: it did), and the cycles without one
+    // since the last (spins_beyond).
     int spinning_team = 0;
     int spinning_quiet = 0;
 };
@@ -445,7 +445,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
         clocks = clocks || smp.measure == Sample::Measure::clocks;
     }
     if (spinning_team > 0) {
-        s.spinning_team = s.spinning_quiet == 0 ? std::max(s.spinning_team, spinning_team) : spinning_team;
+        s.spinning_team = std::max(s.spinning_team, spinning_team);
         s.spinning_quiet = 0;
     } else if (s.spinning_team > 0 && ++s.spinning_quiet >= kSpinQuietCycles) {
         s.spinning_team = s.spinning_quiet = 0;
