@@ -80,6 +80,7 @@ struct Controller::Impl {
     // since the last (spins_beyond).
     int spinning_team = 0;
     int spinning_quiet = 0;
+    bool spinning_unconfined = false;  // apply_allotment left the job unconfined for it (trace: `spinning`)
 };
 
 // Reads the table through `read` (an update() or current() of row `slot`), with the row's change
@@ -592,7 +593,10 @@ void Controller::cycle(std::uint64_t now) noexcept {
     if (s.trace.is_open())
         s.trace.write(TraceRow{(now - s.t0) / 1e6, publish, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
                                threads_running(), timed ? "timed" : clocks ? "clocks" : "none",
-                               checking && !confine::why_off() ? ConfineCheck::name(s.check.phase()) : "-", marks,
+                               !checking || confine::why_off() ? "-"
+                               : s.spinning_unconfined         ? "spinning"
+                                                               : ConfineCheck::name(s.check.phase()),
+                               marks,
                                IdleCheck::name(s.idle_check.phase()),
                                region_ends, WidthCheck::name(s.width_check.phase())});
 }
@@ -644,6 +648,7 @@ void Controller::apply_allotment(bool confine_now) noexcept {
         list[i]->set_team_cap(team_cap);
     }
     bool spinning = confine_now && spins_beyond(s.spinning_team, confine::cpus_for(cpus, s.P));
+    s.spinning_unconfined = spinning;
     if (spinning)
         APSHIM_LOG_ONCE(LogLevel::info, "a team of %d threads of a library that spins at its meetings (BLIS) runs: the "
                         "job is not confined below its team while such teams run, as without apshim", s.spinning_team);

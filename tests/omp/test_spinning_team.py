@@ -7,11 +7,11 @@ same shape in turn, with the team OpenMP promises (dynamic adjustment off, the d
 how many CPUs each team's threads could run on at their last meeting, read with the raw system
 call. Throttled (a stand-in co-runner holds the rest of a P = 2 table: allotment 1), every library
 call after the first two must have run on every CPU and at least one of the program's own regions
-on one (the rule is the library's, not every team's); with the library before, every call ran on
-one CPU after the start. The native answer alone, throttled and at APSHIM_P=8."""
+on one (the rule is the library's, not every team's), and the trace's confine_check column must read
+`spinning` and `confined`; with the library before, every call ran on one CPU after the start. The native answer alone, throttled and at APSHIM_P=8."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim, require_two_cpus, stdout_words
+from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus, stdout_words
 
 require_two_cpus("a team of two on one CPU is what the library's rule is about")
 build, prog = sys.argv[1], sys.argv[2]
@@ -45,9 +45,12 @@ def run(tag, env):
 
 
 run("alone", shim.env(P=2, gat=shim.path("gat-alone")))
-env = shim.env(P=2, gat=shim.path("gat-throttled"))
+env = shim.env(P=2, gat=shim.path("gat-throttled"), trace=shim.path("trace-throttled-%p.csv"))
 with CoRunner(shim, env, 2):
     w = run("throttled", env)
+phases = phases_in_order(shim.trace_rows("trace-throttled-"))
+check.expect("spinning" in phases and "confined" in phases,
+             f"throttled: the trace says so, confined in between (confine_check in order {phases[:12]})")
 if w:
     blis, own = widths(w, "blis_widest"), widths(w, "own_widest")
     check.expect(len(blis) == 8 and all(x == cpus for x in blis[2:]),
