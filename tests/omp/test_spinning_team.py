@@ -7,8 +7,9 @@ same shape in turn, with the team OpenMP promises (dynamic adjustment off, the d
 how many CPUs each team's threads could run on at their last meeting, read with the raw system
 call. Throttled (a stand-in co-runner holds the rest of a P = 2 table: allotment 1), every library
 call after the first two must have run on every CPU and at least one of the program's own regions
-on one (the rule is the library's, not every team's), and the trace's confine_check column must read
-`spinning` and `confined`; with the library before, every call ran on one CPU after the start. The native answer alone, throttled and at APSHIM_P=8."""
+on one (the rule is the library's, not every team's), and the trace's confine_check column must
+read `spinning` and `confined`; with the library before, every call ran on one CPU after the
+start. The native answer alone, throttled and at APSHIM_P=8."""
 import sys
 
 from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus, stdout_words

@@ -110,8 +110,9 @@ def trace_summary(folder):
     """(cycles, min allotment, max allotment, max busy, cycles the confinement check left the job
     unconfined: `handover`, {phase: ms}) over every process's trace. The last: the wall time the
     check ran a throttled job unconfined (cpus 0 while confine_check says start, probe, confirm or
-    handover; or spinning: a BLIS team left unconfined), by phase: what it cost the co-runners, once per CPU the job's threads then took
-    beyond its allotment (on P cores up to P - 1 CPUs each)."""
+    handover; or spinning: a BLIS team left unconfined), by phase: what it cost the co-runners,
+    once per CPU the job's threads then took beyond its allotment (on P cores up to P - 1 CPUs
+    each)."""
     cycles, allots, busy, handover, unconfined = 0, [], 0.0, 0, {}
     for path in glob.glob(os.path.join(folder, "trace.*")):
         try:

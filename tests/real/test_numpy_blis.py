@@ -7,7 +7,8 @@ as it does natively whenever libgomp's load-average rule gives it 2 (adapters/om
 thirty-seventh session). The native reference runs with 2 threads (BLIS's default is one; it
 reads OMP_NUM_THREADS) and dynamic adjustment off (the products are exact integers: the same at any
 team size); then alone, throttled to allotment 1 and at APSHIM_P=8 (realprog.py) with
-OMP_DYNAMIC=true and 4 threads asked."""
+OMP_DYNAMIC=true and 4 threads asked; and throttled with dynamic adjustment off and 2 threads, where
+the trace must read `spinning` (forty-second session)."""
 import os
 
 from realprog import BLIS_OPENMP, PYTHON, RealProgram, build_dir, library_path_first, require, work_lines
@@ -24,5 +25,11 @@ t.check.expect("blis-openmp" in m.stderr and "libgomp" in m.stderr,
                "the OpenMP build of BLIS and libgomp are the ones loaded (" + m.stderr.strip()[-200:] + ")")
 t.alone("alone, OMP_DYNAMIC=true, 4 threads", OMP_DYNAMIC="true", OMP_NUM_THREADS="4")
 t.throttled("throttled, OMP_DYNAMIC=true, 4 threads", OMP_DYNAMIC="true", OMP_NUM_THREADS="4")
+# Dynamic adjustment off: BLIS keeps its promised team of 2, whose threads meet in spin-waits without
+# a yield; the shim leaves it unconfined while its regions run (whole_team.hpp, spins_at_meetings),
+# where confined each product took 4x its one-thread time. The trace must say so.
+t.throttled("throttled, 2 threads", max_cpus=None)
+t.check.expect(any(r["confine_check"] == "spinning" for r in t.last_rows),
+               "throttled, 2 threads: the trace reads `spinning` (BLIS's team left unconfined while it runs)")
 t.p8("P8, OMP_DYNAMIC=true, 4 threads", OMP_DYNAMIC="true", OMP_NUM_THREADS="4")
 t.done()

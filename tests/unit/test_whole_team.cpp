@@ -41,7 +41,7 @@ TEST_CASE("code outside such a library keeps the program's permission, asked twi
     CHECK(team_need(nullptr) == TeamNeed::any);
 }
 
-TEST_CASE("only BLIS's teams spin at their meetings, and only teams of more than one count", "[whole_team]") {
+TEST_CASE("only BLIS's teams spin at their meetings, and a fork from elsewhere counts nothing", "[whole_team]") {
     using apshim::omp_adapter::begin_spinning_team;
     using apshim::omp_adapter::spins_at_meetings;
     CHECK(spins_at_meetings(TeamNeed::whole_or_one));
