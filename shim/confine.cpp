@@ -32,6 +32,14 @@ bool get_mask(pid_t tid, cpu_set_t& m) noexcept {
 }
 
 cpu_set_t g_original;
+// What a thread goes back to when we let go of it: the original mask, or, where the process was
+// started on every CPU its cpuset allows (no taskset, no numactl), every CPU. The kernel cuts that
+// to the cpuset and keeps the mask asked for: threads asking for the original would never run on
+// CPUs the cpuset gains later (a container's shared pool growing), where natively a process that
+// never set a mask does. Set once, by the controller at its start (reset_thread_mask), before it
+// confines any thread.
+cpu_set_t g_home;
+bool g_follows_cpuset = false;  // g_home is every CPU
 // A mask the controller publishes for program threads to read without a lock: it writes the
 // spare buffer, then flips the index. Constant-initialized (constinit below): capture_at_load
 // publishes from the preload constructor, which may run before this file's dynamic initializers
@@ -242,7 +250,7 @@ bool mask_for(const gat::ProcSet& procs, int P, cpu_set_t& mask) {
 
 void capture_at_load() noexcept {
     g_captured = get_mask(0, g_original);
-    g_allowed = g_original;
+    g_allowed = g_home = g_original;
     g_allowed_shown.publish(g_original);
     if (!g_captured) {
         g_why_off = "the process's CPU mask cannot be read";
@@ -414,13 +422,14 @@ namespace {
 pid_t g_controller_tid = 0;  // the thread that calls apply() and spread()
 
 // Controller thread: the CPUs of the original mask the process may use now, from the thread's own
-// mask (the original or wider, which the kernel cuts to the cpuset). False where it cannot be
-// read, or where the cpuset has none of the original's CPUs (the job's masks then fail, and
-// confinement stops).
+// mask (the original or wider, which the kernel cuts to the cpuset); where the process follows its
+// cpuset (g_follows_cpuset), every CPU the cpuset allows, the ones it gained too. False where it
+// cannot be read, or where the cpuset has none of the original's CPUs (the job's masks then fail,
+// and confinement stops).
 bool read_allowed(cpu_set_t& allowed) {
     cpu_set_t own;
     if (!get_mask(0, own)) return false;
-    CPU_AND(&allowed, &own, &g_original);
+    CPU_AND(&allowed, &own, g_follows_cpuset ? &own : &g_original);
     return CPU_COUNT(&allowed) > 0;
 }
 
@@ -439,11 +448,11 @@ bool follow_cpuset() {
     return true;
 }
 
-// Thread `tid` back to the original mask. Where none of its CPUs is allowed any more (EINVAL),
-// to every CPU, which the kernel cuts to the cpuset: the mask asked for must not stay ours, or
-// the kernel would put the thread back on it once the cpuset allows it again.
+// Thread `tid` back to the original mask (g_home). Where none of its CPUs is allowed any more
+// (EINVAL), to every CPU, which the kernel cuts to the cpuset: the mask asked for must not stay
+// ours, or the kernel would put the thread back on it once the cpuset allows it again.
 void to_original(pid_t tid) {
-    if (set_mask(tid, g_original) == EINVAL) {
+    if (set_mask(tid, g_home) == EINVAL) {
         cpu_set_t all;
         CPU_ZERO(&all);
         for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
@@ -512,7 +521,7 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
         if (!current) {
             // The whole of a shrunk cpuset as the original mask, not as the CPUs it has now: the
             // kernel keeps the mask asked for, and gives it back when the cpuset grows again.
-            int err = set_mask(tid, whole ? g_original : mask);
+            int err = set_mask(tid, whole ? g_home : mask);
             // EINVAL: none of these CPUs is allowed any more: the cpuset changed just now (the
             // next apply follows it), or it has none of the original's CPUs. EPERM: the system
             // forbids the call (a seccomp filter: systemd's SystemCallFilter=~@resources, a
@@ -601,7 +610,7 @@ void release(bool spread) noexcept {
     // it (shutdown, on a program thread).
     cpu_set_t allowed_now = g_allowed;
     if (g_controller_tid != 0 && g_controller_tid == static_cast<pid_t>(syscall(SYS_gettid))) read_allowed(allowed_now);
-    const bool shrunk = !CPU_EQUAL(&allowed_now, &g_original);
+    const bool changed = !CPU_EQUAL(&allowed_now, &g_original);
     const int narrowed = g_narrowed_count.load(std::memory_order_acquire);
     bool listed = false;
     std::vector<pid_t> tids = list_threads(&listed);
@@ -610,7 +619,7 @@ void release(bool spread) noexcept {
     for (pid_t tid : tids) {
         cpu_set_t m;
         if (!get_mask(tid, m) || narrowed_at(tid, narrowed) < narrowed) continue;
-        if (!shown_for(m, g_last, allowed_now) && !(shrunk && covers_allowed(m, allowed_now))) continue;
+        if (!shown_for(m, g_last, allowed_now) && !(changed && covers_allowed(m, allowed_now))) continue;
         if (!order.empty())
             move_through(tid, order[next++ % order.size()]);
         else
@@ -645,7 +654,7 @@ int spread(pid_t skip_tid) noexcept {
 }
 
 void thread_to_original() noexcept {
-    if (active()) set_mask(0, g_original);
+    if (active()) set_mask(0, g_home);
 }
 
 void thread_to_confined() noexcept {
@@ -668,6 +677,20 @@ void reset_thread_mask() noexcept {
     // from. Otherwise the union above holds the mask the process was started with (taskset).
     if (g_why_off && std::strstr(g_why_off, "binds threads"))
         for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
+    // Where the original mask is every CPU the cpuset allows (what the kernel keeps of a request
+    // for all of them), the process follows its cpuset (g_home): the controller asks for every CPU,
+    // so that the CPUs it reads (read_allowed) and counts for P (default_processors, the
+    // interposed sched_getaffinity) grow with the cpuset. A process the user started under
+    // taskset on exactly its cpuset's CPUs cannot be told from it (the kernel shows no mask asked
+    // for), and follows a growth too.
+    cpu_set_t every, kept;
+    CPU_ZERO(&every);
+    for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &every);
+    if (set_mask(0, every) == 0 && get_mask(0, kept) && CPU_EQUAL(&kept, &g_original)) {
+        g_home = every;
+        g_follows_cpuset = true;
+        return;
+    }
     if (CPU_COUNT(&all) > 0) set_mask(0, all);
 }
 

@@ -14,7 +14,9 @@
 // between jobs; index i is the i-th CPU of the process's original mask in topology order
 // (package, last-level cache, core, hardware thread), modulo their count when APSHIM_P exceeds it.
 // Of the original mask's CPUs, those the process's cpuset allows now: a cpuset that shrinks or
-// grows while the job runs (a container's CPUs changed) is followed at the next cycle.
+// grows while the job runs (a container's CPUs changed) is followed at the next cycle. A process
+// started on every CPU of its cpuset (no taskset) follows it beyond its start too: threads let go
+// ask for every CPU, as natively they run on every CPU the cpuset gains.
 //
 // Respected: a binding the user chose (OMP_PROC_BIND, OMP_PLACES, KMP_AFFINITY, GOMP_CPU_AFFINITY:
 // confinement stays off, said once), a narrower mask from taskset/numactl/cpusets (confinement
@@ -127,7 +129,8 @@ void thread_to_original() noexcept;
 void thread_to_confined() noexcept;
 
 // The calling thread onto every CPU any thread of the process may use (the controller thread at
-// its start: it may have been created by a thread the user bound to one CPU).
+// its start: it may have been created by a thread the user bound to one CPU); onto every CPU
+// where the process was started on its whole cpuset, which it then follows as it grows.
 void reset_thread_mask() noexcept;
 
 // Around posix_spawn/system/popen in the parent: the calling thread runs on the original mask,

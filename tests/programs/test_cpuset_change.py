@@ -15,7 +15,17 @@ hierarchy or cgroup v2's cpuset controller; root). Once the job is confined to o
 cpuset shrinks to the other CPU, then grows back. Checked: the shim never stops confining (no
 "stopped confining" line), the job is on one CPU again once the cpuset is back, all of the job's
 threads are on both CPUs again once the co-runner has left (the shim still follows the table),
-and the native answer."""
+and the native answer.
+
+Then a cpuset that grows beyond the CPUs the process started with. A process started on its whole
+cpuset (no taskset) runs natively on every CPU the cpuset gains. Until the forty-third session
+the shim's controller and the threads it let go asked the kernel for the original mask, which it
+keeps: the table's P (the CPUs counted at start) stayed at one, a co-runner arriving after the
+growth held the very processor the job held (two rows on processor 0 of a P = 1 table), and the
+job was never confined. Now the process follows its cpuset: the libgomp program (two threads)
+starts alone in a cpuset of one CPU (a table of P = 1), the cpuset grows to both CPUs, and then
+the table's P must be 2, the job confined to one CPU beside a stand-in co-runner (allotment 1 of
+2), on both CPUs once it left, with the native answer."""
 import os
 import re
 import sys
@@ -122,6 +132,38 @@ try:
         check.expect(proc.returncode == 0 and checksum(out) and checksum(out) == checksum(native.stdout),
                      f"{name}: the native answer ({proc.returncode}: {out.strip()}; natively {native.stdout.strip()})")
         check.expect(not any("stopped confining" in line for line in said), f"{name}: never stopped confining ({said})")
+
+    # Growth beyond the start: no APSHIM_P, so the job's table counts the CPUs it starts on.
+    write(os.path.join(cgroup, "cpuset.cpus"), str(cpus[0]))
+    argv = programs["libgomp"]
+    env = shim.env(gat=shim.path("gat-grown"), OMP_NUM_THREADS=2, APSHIM_LOG="info")  # a table of its own
+    proc = shim.spawn(argv, env, preexec_fn=join_cgroup)
+    co = None
+    try:
+        p_of = lambda: (shim.status(env) or {}).get("P")
+        # The job makes the table (`apshim status` before it would make one of P = 2).
+        wait_for(lambda: os.path.exists(env["APSHIM_GAT"]), 5)
+        check.expect(wait_for(lambda: p_of() == 1, 5), f"grown: the table's P is 1 in a cpuset of one CPU ({p_of()})")
+        write(os.path.join(cgroup, "cpuset.cpus"), both)
+        check.expect(wait_for(lambda: p_of() == 2, 5), f"grown: the table's P follows the cpuset to 2 ({p_of()})")
+        co = CoRunner(shim, env, 2)
+        on = wait_for(lambda: one_cpu(proc.pid), 5)
+        rows = (shim.status(env) or {}).get("jobs", [])
+        check.expect(on is not None, f"grown: confined to one CPU beside a co-runner ({program_cpu_masks(proc.pid)}; "
+                     f"table {[(r['name'], r['allotment'], r['processors']) for r in rows]})")
+        co.__exit__()
+        whole = wait_for(lambda: program_cpu_masks(proc.pid) == {both}, 5)
+        check.expect(whole, f"grown: every thread on both CPUs once the co-runner left ({program_cpu_masks(proc.pid)})")
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if co and co.proc.poll() is None:
+            co.__exit__()
+    native = shim.run(argv, shim.env(preload=False, OMP_NUM_THREADS=2), timeout=120)
+    check.expect(proc.returncode == 0 and checksum(out) and checksum(out) == checksum(native.stdout),
+                 f"grown: the native answer ({proc.returncode}: {out.strip()}; natively {native.stdout.strip()})")
 finally:
     for _ in range(50):  # the cgroup empties as its processes are reaped
         try:
