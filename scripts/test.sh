@@ -49,7 +49,7 @@ stage() { echo "== $* ($((SECONDS / 60)) min $((SECONDS % 60)) s into the run)";
 SAN_DECIDES='(own_dynamic|outside_load|whole_team|width|phases|spinning_team)'
 SAN_DECIDES_FLUSH='(sweeps|handover)'
 SAN_EXCLUDE_address='^(cost\..*|matrix\..*|omp\.gcc\.'"$SAN_DECIDES"'|omp\.clang\.'"$SAN_DECIDES_FLUSH"'|omp\.clang\.plugin|omp\.clang\.copies|omp\..*\.(tasks|measure|enforce|many_threads)|mixed\..*\.one_allotment|fault\.campaign_short|cli\.status_and_gc|shim\.clean_stack|tbb\.converge|tbb\.corun|tbb\.refinalize)$'
-SAN_EXCLUDE_thread='^(cost\..*|matrix\..*|omp\.clang\.'"$SAN_DECIDES"'|omp\.gcc\.'"$SAN_DECIDES_FLUSH"'|omp\..*\.(measure|enforce|lend|many_threads)|omp\.gcc\.copies|cli\.status_and_gc|shim\.clean_stack|shim\.bad_options_and_tables|shim\.stopped_lock_holder|shim\.stopped_corunner|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
+SAN_EXCLUDE_thread='^(cost\..*|matrix\..*|omp\.clang\.'"$SAN_DECIDES"'|omp\.gcc\.'"$SAN_DECIDES_FLUSH"'|omp\..*\.(measure|enforce|lend|many_threads)|omp\.gcc\.copies|cli\.status_and_gc|shim\.clean_stack|shim\.bad_options_and_tables|shim\.stopped_lock_holder|shim\.stopped_corunner|shim\.cpuset_change|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
 SAN_LOGS="$PWD/build-sanitizer-reports"
 # TSan sleeps 1 s (atexit_sleep_ms=1000) before every exit of a process with more than one thread,
 # so that threads still running race with the exit handlers; the tests start hundreds of such

@@ -99,6 +99,30 @@ def join_cgroup():
     write(os.path.join(cgroup, "cgroup.procs"), str(os.getpid()))
 
 
+def stop(proc, co):
+    """Kills what a failed check left running: the program, the co-runner."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    if co and co.proc.poll() is None:
+        co.__exit__()
+
+
+def corunner_leaves(name, proc, co, seconds):
+    """The co-runner leaves: every thread of the job back on both CPUs within `seconds`; then the
+    job's (stdout, stderr) when it ends."""
+    co.__exit__()
+    whole = wait_for(lambda: program_cpu_masks(proc.pid) == {both}, seconds)
+    check.expect(whole, f"{name}: every thread on both CPUs once the co-runner left ({program_cpu_masks(proc.pid)})")
+    return proc.communicate(timeout=120)
+
+
+def expect_native_answer(name, proc, out, argv, native_env):
+    native = shim.run(argv, native_env, timeout=120)
+    check.expect(proc.returncode == 0 and checksum(out) and checksum(out) == checksum(native.stdout),
+                 f"{name}: the native answer ({proc.returncode}: {out.strip()}; natively {native.stdout.strip()})")
+
+
 try:
     for name, argv in programs.items():
         write(os.path.join(cgroup, "cpuset.cpus"), both)
@@ -117,20 +141,11 @@ try:
                 again = wait_for(lambda: one_cpu(proc.pid), 3)
                 check.expect(again is not None, f"{name}: on one CPU again once the cpuset is back (shrunk to CPU "
                              f"{other}: {shrunk}; now {program_cpu_masks(proc.pid)})")
-            co.__exit__()
-            whole = wait_for(lambda: program_cpu_masks(proc.pid) == {both}, 3)
-            check.expect(whole, f"{name}: every thread on both CPUs once the co-runner left ({program_cpu_masks(proc.pid)})")
-            out, err = proc.communicate(timeout=120)
+            out, err = corunner_leaves(name, proc, co, 3)
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            if co.proc.poll() is None:
-                co.__exit__()
-        native = shim.run(argv, shim.env(preload=False), timeout=120)
+            stop(proc, co)
+        expect_native_answer(name, proc, out, argv, shim.env(preload=False))
         said = [line for line in err.splitlines() if line.startswith("apshim")]
-        check.expect(proc.returncode == 0 and checksum(out) and checksum(out) == checksum(native.stdout),
-                     f"{name}: the native answer ({proc.returncode}: {out.strip()}; natively {native.stdout.strip()})")
         check.expect(not any("stopped confining" in line for line in said), f"{name}: never stopped confining ({said})")
 
     # Growth beyond the start: no APSHIM_P, so the job's table counts the CPUs it starts on.
@@ -151,19 +166,10 @@ try:
         rows = (shim.status(env) or {}).get("jobs", [])
         check.expect(on is not None, f"grown: confined to one CPU beside a co-runner ({program_cpu_masks(proc.pid)}; "
                      f"table {[(r['name'], r['allotment'], r['processors']) for r in rows]})")
-        co.__exit__()
-        whole = wait_for(lambda: program_cpu_masks(proc.pid) == {both}, 5)
-        check.expect(whole, f"grown: every thread on both CPUs once the co-runner left ({program_cpu_masks(proc.pid)})")
-        out, err = proc.communicate(timeout=120)
+        out, err = corunner_leaves("grown", proc, co, 5)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if co and co.proc.poll() is None:
-            co.__exit__()
-    native = shim.run(argv, shim.env(preload=False, OMP_NUM_THREADS=2), timeout=120)
-    check.expect(proc.returncode == 0 and checksum(out) and checksum(out) == checksum(native.stdout),
-                 f"grown: the native answer ({proc.returncode}: {out.strip()}; natively {native.stdout.strip()})")
+        stop(proc, co)
+    expect_native_answer("grown", proc, out, argv, shim.env(preload=False, OMP_NUM_THREADS=2))
 finally:
     for _ in range(50):  # the cgroup empties as its processes are reaped
         try:
