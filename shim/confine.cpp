@@ -606,8 +606,9 @@ void release(bool spread) noexcept {
     // exactly our mask cannot be told from ours, and goes back to the original mask). Our mask as
     // the cpuset allows it now; where the cpuset has shrunk, also threads on all of it (the kernel
     // put there those it left no CPU of ours), since the mask they asked for is still ours and
-    // comes back when the cpuset grows. The cpuset as the controller reads it, or as it last read
-    // it (shutdown, on a program thread).
+    // comes back when the cpuset grows (where it grew beyond the original, threads on all of it are
+    // let go too: onto every CPU, as they would be). The cpuset as the controller reads it, or as
+    // it last read it (shutdown, on a program thread).
     cpu_set_t allowed_now = g_allowed;
     if (g_controller_tid != 0 && g_controller_tid == static_cast<pid_t>(syscall(SYS_gettid))) read_allowed(allowed_now);
     const bool changed = !CPU_EQUAL(&allowed_now, &g_original);
