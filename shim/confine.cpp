@@ -30,6 +30,13 @@ bool get_mask(pid_t tid, cpu_set_t& m) noexcept {
     CPU_ZERO(&m);
     return syscall(SYS_sched_getaffinity, tid, sizeof m, &m) > 0;
 }
+// A mask of every CPU: the kernel keeps of it the CPUs the process's cpuset allows.
+cpu_set_t every_cpu() noexcept {
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
+    return all;
+}
 
 cpu_set_t g_original;
 // What a thread goes back to when we let go of it: the original mask, or, where the process was
@@ -39,7 +46,6 @@ cpu_set_t g_original;
 // never set a mask does. Set once, by the controller at its start (reset_thread_mask), before it
 // confines any thread.
 cpu_set_t g_home;
-bool g_follows_cpuset = false;  // g_home is every CPU
 // A mask the controller publishes for program threads to read without a lock: it writes the
 // spare buffer, then flips the index. Constant-initialized (constinit below): capture_at_load
 // publishes from the preload constructor, which may run before this file's dynamic initializers
@@ -423,13 +429,13 @@ pid_t g_controller_tid = 0;  // the thread that calls apply() and spread()
 
 // Controller thread: the CPUs of the original mask the process may use now, from the thread's own
 // mask (the original or wider, which the kernel cuts to the cpuset); where the process follows its
-// cpuset (g_follows_cpuset), every CPU the cpuset allows, the ones it gained too. False where it
+// cpuset (g_home is every CPU), every CPU the cpuset allows, the ones it gained too. False where it
 // cannot be read, or where the cpuset has none of the original's CPUs (the job's masks then fail,
 // and confinement stops).
 bool read_allowed(cpu_set_t& allowed) {
     cpu_set_t own;
     if (!get_mask(0, own)) return false;
-    CPU_AND(&allowed, &own, g_follows_cpuset ? &own : &g_original);
+    CPU_AND(&allowed, &own, &g_home);
     return CPU_COUNT(&allowed) > 0;
 }
 
@@ -452,12 +458,7 @@ bool follow_cpuset() {
 // (EINVAL), to every CPU, which the kernel cuts to the cpuset: the mask asked for must not stay
 // ours, or the kernel would put the thread back on it once the cpuset allows it again.
 void to_original(pid_t tid) {
-    if (set_mask(tid, g_home) == EINVAL) {
-        cpu_set_t all;
-        CPU_ZERO(&all);
-        for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
-        set_mask(tid, all);
-    }
+    if (set_mask(tid, g_home) == EINVAL) set_mask(tid, every_cpu());
 }
 
 }  // namespace
@@ -676,20 +677,17 @@ void reset_thread_mask() noexcept {
     // first team's workers do not exist yet when the controller starts): ask for every CPU, and
     // the kernel keeps those the process may use (its cpuset), which is what the binding chose
     // from. Otherwise the union above holds the mask the process was started with (taskset).
-    if (g_why_off && std::strstr(g_why_off, "binds threads"))
-        for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
+    if (g_why_off && std::strstr(g_why_off, "binds threads")) all = every_cpu();
     // Where the original mask is every CPU the cpuset allows (what the kernel keeps of a request
     // for all of them), the process follows its cpuset (g_home): the controller asks for every CPU,
     // so that the CPUs it reads (read_allowed) and counts for P (default_processors, the
     // interposed sched_getaffinity) grow with the cpuset. A process the user started under
     // taskset on exactly its cpuset's CPUs cannot be told from it (the kernel shows no mask asked
     // for), and follows a growth too.
-    cpu_set_t every, kept;
-    CPU_ZERO(&every);
-    for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &every);
+    const cpu_set_t every = every_cpu();
+    cpu_set_t kept;
     if (set_mask(0, every) == 0 && get_mask(0, kept) && CPU_EQUAL(&kept, &g_original)) {
         g_home = every;
-        g_follows_cpuset = true;
         return;
     }
     if (CPU_COUNT(&all) > 0) set_mask(0, all);
