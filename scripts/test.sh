@@ -28,28 +28,38 @@ stage() { echo "== $* ($((SECONDS / 60)) min $((SECONDS % 60)) s into the run)";
 #     natively too, without the shim); omp.*.tasks and mixed.*.one_allotment (throughput-bound
 #     runs of tasks parked and teams forked from several threads at once: questions of thread
 #     safety, which TSan asks; under ASan they took 91 s of CI's 30-minute budget);
-#     fault.campaign_short (under ASan it runs without its fork modes, so TSan's run covers it)
-#   not under TSan: omp.*.lend and omp.gcc.copies (lending's table updates and two libgomp copies
-#     side by side: memory questions, which ASan asks); shim.stopped_lock_holder (a stopped lock
-#     holder read from the lock's word and its row without the lock: memory questions; 10 s alone),
-#     shim.stopped_corunner (a stopped co-runner's row read as away and DP without it: the table's
-#     logic, which ASan and the unit tests ask about; 15 s alone)
-#   one runtime's under each: omp.*.{own_dynamic,outside_load,whole_team,width,phases,spinning_team},
-#     clang's under ASan, gcc's under TSan (what the controller decides, the same code for both
-#     runtimes; each runtime's hooks run under both sanitizers in the other tests; 2026-12-01:
-#     about 50 s per sanitizer); omp.*.{sweeps,handover} the other way round, gcc's under ASan and
-#     clang's under TSan (whose programs' flushes libomp's hook turns into yields: a question of
-#     thread safety; about 20 s under TSan)
-#   not under either: omp.*.measure and omp.*.enforce (what the job's CPU time reads, in the
-#     shim's counters and in /proc, which a sanitizer's slowdown distorts; the code they run, timed
-#     hooks and one long region confined, runs in the throttled tests that stay, omp.*.contract
-#     with the same program; about 40 s per sanitizer); omp.*.many_threads (CPU seconds of a team
-#     of 1000, which a sanitizer's slowdown and per-thread state distort; its parking and
-#     confinement code runs in the tests that stay)
+#     fault.campaign_short (under ASan it runs without its fork modes, so TSan's run covers it);
+#     omp.*.turns, omp.clang.blocktime, omp.gcc.hwloc (a thread parked or not while a teammate
+#     spins for its turn, libomp's blocktime set by the controller while the team waits, the
+#     program's own bindings read from its threads while the controller confines them: questions
+#     of thread safety, which TSan asks; 35 s under ASan)
+#   not under TSan: omp.*.lend, tbb.lend and omp.gcc.copies (lending's table updates and two
+#     libgomp copies side by side: memory questions, which ASan asks); shim.stopped_lock_holder (a
+#     stopped lock holder read from the lock's word and its row without the lock: memory
+#     questions; 15 s alone); shim.confine_impossible (a seccomp filter or no /proc: starts that
+#     degrade, memory questions; 20 s under TSan)
+#   not under either: shim.stopped_corunner (a stopped co-runner's row read as away and DP without
+#     it: the table's logic, which the unit tests ask under both sanitizers; 15 s a run);
+#     shim.cpuset_change (a cpuset changed under a confined job: which CPUs the controller maps to
+#     and what P it counts, code of the controller's thread that every throttled test runs from
+#     its start, reset_thread_mask; 19 s a run)
+#   gcc's under TSan only: omp.*.{own_dynamic,outside_load,whole_team,width,phases,spinning_team}
+#     (what the controller decides: the same code for both runtimes, its logic pure and unit-tested
+#     under both sanitizers (width_check, controller); each runtime's hooks run under both
+#     sanitizers in the other tests; about 50 s per sanitizer and runtime);
+#     omp.*.{sweeps,handover} one runtime's under each, gcc's under ASan and clang's under TSan
+#     (whose programs' flushes libomp's hook turns into yields: a question of thread safety;
+#     about 20 s under TSan)
+#   not under either: omp.*.measure, omp.*.enforce and tbb.measure (what the job's CPU time reads,
+#     in the shim's counters and in /proc, which a sanitizer's slowdown distorts; the code they
+#     run, timed hooks and one long region confined, runs in the throttled tests that stay,
+#     omp.*.contract with the same program; about 60 s per sanitizer); omp.*.many_threads (CPU
+#     seconds of a team of 1000, which a sanitizer's slowdown and per-thread state distort; its
+#     parking and confinement code runs in the tests that stay)
 SAN_DECIDES='(own_dynamic|outside_load|whole_team|width|phases|spinning_team)'
 SAN_DECIDES_FLUSH='(sweeps|handover)'
-SAN_EXCLUDE_address='^(cost\..*|matrix\..*|omp\.gcc\.'"$SAN_DECIDES"'|omp\.clang\.'"$SAN_DECIDES_FLUSH"'|omp\.clang\.plugin|omp\.clang\.copies|omp\..*\.(tasks|measure|enforce|many_threads)|mixed\..*\.one_allotment|fault\.campaign_short|cli\.status_and_gc|shim\.clean_stack|tbb\.converge|tbb\.corun|tbb\.refinalize)$'
-SAN_EXCLUDE_thread='^(cost\..*|matrix\..*|omp\.clang\.'"$SAN_DECIDES"'|omp\.gcc\.'"$SAN_DECIDES_FLUSH"'|omp\..*\.(measure|enforce|lend|many_threads)|omp\.gcc\.copies|cli\.status_and_gc|shim\.clean_stack|shim\.bad_options_and_tables|shim\.stopped_lock_holder|shim\.stopped_corunner|shim\.cpuset_change|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
+SAN_EXCLUDE_address='^(cost\..*|matrix\..*|omp\..*\.'"$SAN_DECIDES"'|omp\.clang\.'"$SAN_DECIDES_FLUSH"'|omp\.clang\.plugin|omp\.clang\.copies|omp\..*\.(tasks|measure|enforce|many_threads|turns)|omp\.clang\.blocktime|omp\.gcc\.hwloc|mixed\..*\.one_allotment|fault\.campaign_short|cli\.status_and_gc|shim\.clean_stack|shim\.stopped_corunner|shim\.cpuset_change|tbb\.measure|tbb\.converge|tbb\.corun|tbb\.refinalize)$'
+SAN_EXCLUDE_thread='^(cost\..*|matrix\..*|omp\.clang\.'"$SAN_DECIDES"'|omp\.gcc\.'"$SAN_DECIDES_FLUSH"'|omp\..*\.(measure|enforce|lend|many_threads)|omp\.gcc\.copies|cli\.status_and_gc|shim\.clean_stack|shim\.bad_options_and_tables|shim\.stopped_lock_holder|shim\.stopped_corunner|shim\.cpuset_change|shim\.confine_impossible|tbb\.measure|tbb\.lend|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
 SAN_LOGS="$PWD/build-sanitizer-reports"
 # TSan sleeps 1 s (atexit_sleep_ms=1000) before every exit of a process with more than one thread,
 # so that threads still running race with the exit handlers; the tests start hundreds of such

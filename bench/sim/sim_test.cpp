@@ -1,6 +1,5 @@
 // Closed-form checks of the simulator (Sen ch. 3 Theorem 3, §6.1 ramp-up, §5 DP steady state).
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+#include <catch2/catch.hpp>  // main(): Catch2's, compiled once in tests/unit (catch_main)
 
 #include "bench/sim/sim.hpp"
 

@@ -75,8 +75,8 @@ gomp_hashed, gomp_hashed_lib, gomp_hashed_how = pypi_libgomp_program(build, omp_
 ROWS = [
     # (name, program argv, LD_LIBRARY_PATH or "" for the system's, how to get it[, the file the
     #  runtime must be mapped from: no other file of the runtime's name stem may be mapped])
-    ("oneTBB 2021.8 (Debian libtbb12)", [tbb_fib, "43", "14", "4"], "", "apt-get install libtbb-dev"),
-    ("oneTBB 2023.2 (PyPI tbb 2023.2.0 wheel, TCM served by the shim)", [tbb_fib, "43", "14", "4"], wheel_lib("tbb-wheel", "libtbb.so.12"),
+    ("oneTBB 2021.8 (Debian libtbb12)", [tbb_fib, "43", "14", "2"], "", "apt-get install libtbb-dev"),
+    ("oneTBB 2023.2 (PyPI tbb 2023.2.0 wheel, TCM served by the shim)", [tbb_fib, "43", "14", "2"], wheel_lib("tbb-wheel", "libtbb.so.12"),
      "scripts/fetch-runtimes.sh"),
     ("libomp 14 (Debian libomp5-14)", [omp_clang, "3", "20000000"], "", "apt-get install libomp-dev"),
     ("libomp 16 (Debian libomp5-16, unpacked)", [omp_clang, "3", "20000000"],

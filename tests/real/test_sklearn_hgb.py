@@ -9,7 +9,7 @@ import os
 from realprog import PYTHON, RealProgram, build_dir, require, work_lines
 
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sklearn_work.py")
-ARGS = ["60000", "150"]
+ARGS = ["40000", "100"]
 
 
 t = RealProgram("real.sklearn_hgb", build_dir(), lambda tag: [PYTHON, WORK] + ARGS, work_lines)
