@@ -19,7 +19,8 @@ cgroups, where at the job's own priority the team barely noticed the hog and was
 wide: cpu_hog.py). The premise is measured first, natively: the team of two confined to one CPU
 must get at least PREMISE times as far as on both beside the hog, or the narrowing is not asked
 for (printed as INCONCLUSIVE). Checked: the native answer, and the trace's width_check column
-reaching `narrowed` (with APSHIM_WIDTH_CHECK=0: nothing checked). The counts of regions are
+reaching `narrowed` in one of at most two runs (below: where the kernel keeps the hog on the
+probe's CPU the probe reads no gain; with APSHIM_WIDTH_CHECK=0: nothing checked). The counts of regions are
 printed, not checked: they are the machine's."""
 import os
 import sys
@@ -60,18 +61,29 @@ with OutsideHog():
     if not premise:
         print(f"INCONCLUSIVE: the kernel here lets the team on both CPUs get within {PREMISE}x of one CPU beside "
               "the hog, so narrowing is not asked for", flush=True)
-    for name, tag, kw in (("beside the hog", "hog", {}),
-                          ("beside the hog, the check off", "hog-off", {"APSHIM_WIDTH_CHECK": 0})):
-        run_env = shim.env(P=2, gat=shim.path(f"gat-{tag}"), trace=shim.path(f"trace-{tag}-%p.csv"), **kw)
-        r = shim.run([*JOB_NICE, *args], run_env, timeout=60)
-        got, regions = words(r.stdout)
-        check.expect(r.returncode == 0 and got == answer, f"{name}: the native answer ({r.stdout.strip()})")
-        rows = shim.trace_rows(f"trace-{tag}-")
-        flips = sum(a["desire"] != b["desire"] for a, b in zip(rows, rows[1:]))
-        phases = phases_in_order(rows, "width_check")
-        print(f"{name}: {regions} regions; the desire changed in {flips} of {len(rows)} cycles", flush=True)
+    # Two tries at most for the narrowing: a probe runs the team on the first of the job's CPUs, and
+    # where the kernel keeps the hog on that one meanwhile, the probe reads no gain (a probe sees
+    # what the machine offers). About one run in 15 met that at two probes in a row in the 2 s
+    # burst (a clean-clone CI run, 2026-12-01: probes at 0.26 and 0.71 s read 1.0-1.3x, the one at
+    # 1.74 s 3.1x with its second look past the burst's end). A check that never narrows fails both.
+    for name, tag, kw, tries in (("beside the hog", "hog", {}, 2),
+                                 ("beside the hog, the check off", "hog-off", {"APSHIM_WIDTH_CHECK": 0}, 1)):
+        for attempt in range(1, tries + 1):
+            run_tag = f"{tag}-try{attempt}"  # no tag a prefix of another's: trace_rows reads by prefix
+            run_env = shim.env(P=2, gat=shim.path(f"gat-{run_tag}"), trace=shim.path(f"trace-{run_tag}-%p.csv"), **kw)
+            r = shim.run([*JOB_NICE, *args], run_env, timeout=60)
+            got, regions = words(r.stdout)
+            check.expect(r.returncode == 0 and got == answer, f"{name}: the native answer ({r.stdout.strip()})")
+            rows = shim.trace_rows(f"trace-{run_tag}-")
+            flips = sum(a["desire"] != b["desire"] for a, b in zip(rows, rows[1:]))
+            phases = phases_in_order(rows, "width_check")
+            print(f"{name} (run {attempt}): {regions} regions; the desire changed in {flips} of {len(rows)} cycles; "
+                  f"phases in order {phases[:10]}", flush=True)
+            if kw or not premise or "narrowed" in phases or attempt == tries:
+                break
         if kw:
             check.expect(phases == ["-"], f"{name}: nothing checked (phases in order {phases[:10]})")
         elif premise:
-            check.expect("narrowed" in phases, f"{name}: probed on one CPU and narrowed (phases in order {phases[:10]})")
+            check.expect("narrowed" in phases, f"{name}: probed on one CPU and narrowed in run {attempt} of at most "
+                         f"{tries} (phases in order {phases[:10]})")
 check.done()
