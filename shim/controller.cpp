@@ -114,15 +114,17 @@ static gat::ProcSet usable_procs(const gat::ProcSet& own, const gat::ProcSet& id
 // confine), nor does parking throttle (suspend).
 static bool spins_beyond(int spinning_team, int cpus) noexcept { return cpus > 0 && spinning_team > cpus; }
 
-// The first `n` processors of `set` in index order (placement's topology order: a probe of the
-// width check keeps the ones that share caches).
-static gat::ProcSet first_procs(const gat::ProcSet& set, int n) noexcept {
+// The first `n` processors of `set` in index order, or the last `n` (placement's topology order: a
+// probe of the width check keeps ones that share caches).
+static gat::ProcSet end_procs(const gat::ProcSet& set, int n, bool last) noexcept {
     gat::ProcSet out;
-    for (int i = 0; i < gat::kMaxProcessors && n > 0; ++i)
+    for (int k = 0; k < gat::kMaxProcessors && n > 0; ++k) {
+        const int i = last ? gat::kMaxProcessors - 1 - k : k;
         if (set[i]) {
             out.set(i);
             --n;
         }
+    }
     return out;
 }
 
@@ -623,10 +625,14 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     HostIdentity host(host_name_);
     int share[kMaxAdapters];
     gat::ProcSet cpus = running_procs();
-    // A width probe runs the job on half its processors; narrowed, it keeps to as many as it asks
+    // A width probe runs the job on half its processors (the first or the last half: the check
+    // turns to the other after a probe that found nothing); narrowed, it keeps to as many as it asks
     // for (its own first, the idle ones it ran on too while DP gives it fewer).
-    if (s.width_check.narrows()) cpus = first_procs(s.procs, s.width_check.probe_width()) |
-                                        first_procs(cpus & ~s.procs, s.width_check.probe_width() - s.procs.count());
+    if (s.width_check.narrows()) {
+        const int w = s.width_check.probe_width();
+        const bool last = s.width_check.on_last_half();
+        cpus = end_procs(s.procs, w, last) | end_procs(cpus & ~s.procs, w - s.procs.count(), last);
+    }
     int total = std::max(s.allotment, cpus.count());
     split_allotment(total, busy, n, share, n == s.split_n && total == s.split_total ? s.split : nullptr);
     std::copy(share, share + n, s.split);

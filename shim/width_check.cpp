@@ -98,6 +98,7 @@ int WidthCheck::decide(std::uint64_t now, bool narrower_faster) noexcept {
     }
     hold_.reset();
     held_last_ = false;
+    last_half_ = !last_half_;  // found nothing here: the other half next time
     probe_after_.grow();
     start_wide(now, width_);
     return width_;

@@ -9,7 +9,8 @@
 // each other, OpenBLAS#3187) takes 8.1 s alone on the 2-core dev VM, and 3.6 s on one CPU with the
 // same threads. The check measures the outcome, as the idle check does for the processors no job
 // holds: the job's progress marks (Sample::marks and region_ends) per wall second on its own
-// processors, in the last 250-500 ms before a probe, and in the probe on the first half of them.
+// processors, in the last 250-500 ms before a probe, and in the probe on half of them (the first
+// half, or the last after a probe that found nothing).
 // A job that got kRatio times as far in the probe asks for no more than the probe's width for a
 // hold period (its desire is capped, so that DP gives the rest to other jobs or leaves it idle),
 // then is measured again; every other job keeps its processors. A probe that met a burst of
@@ -79,8 +80,13 @@ public:
 
     // The most processors the job may ask for (its desire's cap): 0 (none) but while narrowed.
     int cap() const noexcept { return phase_ == Phase::narrowed ? narrow_ : 0; }
-    // A probe runs the job on its first probe_width() processors only, and so does a hold.
+    // A probe runs the job on probe_width() of its processors only, and so does a hold: the first
+    // ones, or the last ones where on_last_half(). A probe that finds nothing turns the next one to
+    // the other half: load no table sees may keep to one CPU (a process pinned there, or one the
+    // kernel leaves there), and a probe on that CPU reads no gain where the other CPU would give
+    // one. A reading of "faster" keeps its half for the second look and the hold.
     int probe_width() const noexcept { return narrow_; }
+    bool on_last_half() const noexcept { return last_half_; }
     // Probing or narrowed: the job runs on probe_width() processors, its own first, idle ones only
     // to make up that many (a narrowed job alone leaves idle the processors it gave up; the idle
     // check would hand them back).
@@ -112,6 +118,7 @@ private:
     bool narrowed_before_ = false;
     bool held_last_ = false;  // the last probe narrowed the job (the next hold doubles)
     bool second_look_ = false;  // the last probe read faster on fewer; the next one decides
+    bool last_half_ = false;    // the next probe and hold run on the job's last processors
     std::uint64_t reference_from_ = 0;  // the wide window's reference begins no earlier
     bool first_narrowing_now_ = false;
     bool decided_ = false;

@@ -136,6 +136,40 @@ TEST_CASE("width_check: a first reading of faster on half is believed once a sec
     REQUIRE(job.check.first_narrowing_now());
 }
 
+TEST_CASE("width_check: a probe that finds nothing on one half tries the other half next", "[width_check]") {
+    // Load no table sees kept on the job's first CPU (a process pinned there): on that half the
+    // job gets no further than wide, on the other half 3x as far.
+    const WidthCheck* seen = nullptr;
+    Job job(2, [&seen](int w, std::uint64_t) { return w == 2 ? 1.0 : seen->on_last_half() ? 3.0 : 0.8; });
+    seen = &job.check;
+    REQUIRE_FALSE(job.check.on_last_half());
+    REQUIRE(job.until(Phase::probe) > 0);
+    while (job.check.phase() == Phase::probe) job.cycle();
+    REQUIRE(job.check.decided());
+    REQUIRE(job.check.last_ratio() < 1.0);  // the first half: no gain
+    REQUIRE(job.check.on_last_half());      // so the next probe runs on the last
+    REQUIRE(job.until(Phase::narrowed) > 0);  // found there, and held there after its second look
+    REQUIRE(job.check.on_last_half());
+    REQUIRE(job.check.last_ratio() == Approx(3.0).margin(0.3));
+    while (job.check.phase() == Phase::narrowed) {
+        int running = job.cycle();
+        if (job.check.phase() == Phase::narrowed) REQUIRE(running == 1);
+    }
+    REQUIRE(job.until(Phase::narrowed) > 0);  // the probe after the hold stays on the half that gained
+    REQUIRE(job.check.on_last_half());
+
+    // A job that needs its processors: every probe finds nothing, and the halves take turns.
+    Job computing(4, computes);
+    bool last = false;
+    for (int probe = 0; probe < 6; ++probe) {
+        REQUIRE(computing.until(Phase::probe) > 0);
+        REQUIRE(computing.check.on_last_half() == last);
+        REQUIRE(computing.check.probe_width() == 2);
+        while (computing.check.phase() == Phase::probe) computing.cycle();
+        last = !last;
+    }
+}
+
 TEST_CASE("width_check: a job fast for a moment after each probe is still narrowed on its second look", "[width_check]") {
     // xtb: 1.0-1.8 marks a ms for about 100 ms after a probe (its threads' convoy forms again),
     // 0.4-0.7 afterwards: here 4x for 100 ms. A reference with those 100 ms in it reads the second
