@@ -625,13 +625,16 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     HostIdentity host(host_name_);
     int share[kMaxAdapters];
     gat::ProcSet cpus = running_procs();
-    // A width probe runs the job on half its processors (the first or the last half: the check
-    // turns to the other after a probe that found nothing); narrowed, it keeps to as many as it asks
-    // for (its own first, the idle ones it ran on too while DP gives it fewer).
+    // A width probe runs the job on half the processors it runs on; narrowed, it keeps to as many
+    // as it asks for. The first half: its own first, the idle ones it ran on too while DP gives it
+    // fewer. The last half (the check turns there after a probe that found nothing on the first):
+    // the last of all it runs on, own and idle alike, since a job that shrinks keeps the lowest of
+    // its own (gat/placement.hpp) and a hold would otherwise move back onto the half it gained
+    // nothing on (alone at P = 2, narrowed to its idle processor 1 rather than its own 0).
     if (s.width_check.narrows()) {
         const int w = s.width_check.probe_width();
-        const bool last = s.width_check.on_last_half();
-        cpus = end_procs(s.procs, w, last) | end_procs(cpus & ~s.procs, w - s.procs.count(), last);
+        cpus = s.width_check.on_last_half() ? end_procs(cpus, w, /*last=*/true)
+                                            : end_procs(s.procs, w, false) | end_procs(cpus & ~s.procs, w - s.procs.count(), false);
     }
     int total = std::max(s.allotment, cpus.count());
     split_allotment(total, busy, n, share, n == s.split_n && total == s.split_total ? s.split : nullptr);

@@ -24,8 +24,9 @@ probe's CPU the probe reads no gain; with APSHIM_WIDTH_CHECK=0: nothing checked)
 printed, not checked: they are the machine's."""
 import os
 import sys
+import time
 
-from apshim_test import Check, Shim, phases_in_order, require_two_cpus, stdout_words
+from apshim_test import Check, Shim, phases_in_order, require_two_cpus, stdout_words, thread_cpu_masks
 from cpu_hog import JOB_NICE, OutsideHog
 
 require_two_cpus("a hog on one CPU and a job on the other need two")
@@ -86,4 +87,46 @@ with OutsideHog():
         elif premise:
             check.expect("narrowed" in phases, f"{name}: probed on one CPU and narrowed in run {attempt} of at most "
                          f"{tries} (phases in order {phases[:10]})")
+
+# The hog kept to one CPU (a process under taskset), at a priority the job's threads cannot match
+# there: the job at nice 19, the hog at 0, both in this session, so that their nice values count
+# with autogroup on or off. A probe on the hog's CPU reads no gain; on the other CPU the team gets
+# PREMISE times as far. The check turns the next probe to the other half after one that found
+# nothing, and holds the job there. Until the forty-fourth session every probe ran on the job's
+# first processors, the first CPU in topology order (here the hog's, where it is the lowest), and
+# the job stayed wide: libomp's team beside such a hog made 26 000 regions wide, 124 000 on the
+# other CPU, 464 on the hog's (autogroup off; /tmp experiment, 2026-12-01).
+JOB_LOWEST = ("nice", "-n", "19")
+hog_cpu, other_cpu = sorted(os.sched_getaffinity(0))[:2]
+with OutsideHog(nice=0, cpu=hog_cpu):
+    r = shim.run([*JOB_LOWEST, *args], shim.env(preload=False), timeout=60)
+    wide = int(words(r.stdout)[1] or 0)
+    r = shim.run([*JOB_LOWEST, "taskset", "-c", str(other_cpu), *args],
+                 dict(shim.env(preload=False), OMP_NUM_THREADS="2"), timeout=60)
+    narrow = int(words(r.stdout)[1] or 0)
+    print(f"natively beside the hog kept to CPU {hog_cpu}: {wide} regions on both CPUs, {narrow} on CPU {other_cpu}",
+          flush=True)
+    if narrow < PREMISE * max(wide, 1):
+        print("INCONCLUSIVE: narrowing onto the other CPU is not asked for here", flush=True)
+    else:
+        for attempt in (1, 2):  # two tries, as above
+            tag = f"pinned-try{attempt}"
+            run_env = shim.env(P=2, gat=shim.path(f"gat-{tag}"), trace=shim.path(f"trace-{tag}-%p.csv"))
+            p = shim.spawn([*JOB_LOWEST, *args], run_env)
+            masks = {}  # the threads' masks, sampled: the controller's thread keeps every CPU
+            while p.poll() is None:
+                for mask in thread_cpu_masks(p.pid).values():
+                    masks[mask] = masks.get(mask, 0) + 1
+                time.sleep(0.02)
+            out, _ = p.communicate(timeout=60)
+            check.expect(p.returncode == 0 and words(out)[0] == answer, f"beside the kept hog: the native answer ({out.strip()})")
+            phases = phases_in_order(shim.trace_rows(f"trace-{tag}-"), "width_check")
+            on_other = masks.get(str(other_cpu), 0)
+            print(f"beside the kept hog (run {attempt}): {words(out)[1]} regions; phases in order {phases[:10]}; "
+                  f"thread masks sampled {masks}", flush=True)
+            if "narrowed" in phases and on_other > 0:
+                break
+        check.expect("narrowed" in phases and on_other > 0,
+                     f"beside the hog kept to CPU {hog_cpu}: narrowed onto CPU {other_cpu} in run {attempt} of at most 2 "
+                     f"(phases in order {phases[:10]}; {on_other} thread samples there)")
 check.done()

@@ -26,10 +26,11 @@ JOB_NICE = ("nice", "-n", "5")
 class OutsideHog:
     """The hog for as long as the `with` lasts. With `nice`, a hog that yields to the job: niced, and
     in the caller's session, where its nice value counts against the job's with autogroup on or off
-    (in a session of its own, autogroup would give it its group's full share whatever its nice)."""
+    (in a session of its own, autogroup would give it its group's full share whatever its nice).
+    With `cpu`, a hog that keeps to that CPU (taskset)."""
 
-    def __init__(self, nice=None):
-        self.nice = nice
+    def __init__(self, nice=None, cpu=None):
+        self.nice, self.cpu = nice, cpu
 
     def __enter__(self):
         env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_")}
@@ -37,6 +38,8 @@ class OutsideHog:
         cmd = [sys.executable, os.path.abspath(__file__)]
         if self.nice is not None:
             cmd = ["nice", "-n", str(self.nice), *cmd]
+        if self.cpu is not None:  # pinned there, as a process under taskset would be
+            cmd = ["taskset", "-c", str(self.cpu), *cmd]
         self.proc = subprocess.Popen(cmd, env=env, start_new_session=self.nice is None)
         return self
 
