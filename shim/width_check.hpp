@@ -87,9 +87,10 @@ public:
     // one. A reading of "faster" keeps its half for the second look and the hold.
     int probe_width() const noexcept { return narrow_; }
     bool on_last_half() const noexcept { return last_half_; }
-    // Probing or narrowed: the job runs on probe_width() processors, its own first, idle ones only
-    // to make up that many (a narrowed job alone leaves idle the processors it gave up; the idle
-    // check would hand them back).
+    // Probing or narrowed: the job runs on probe_width() processors; on the first half its own
+    // first, idle ones only to make up that many (a narrowed job alone leaves idle the processors it
+    // gave up; the idle check would hand them back); on the last half the last of all it runs on
+    // (shim/controller.cpp, apply_allotment).
     bool narrows() const noexcept { return phase_ == Phase::probe || phase_ == Phase::narrowed; }
     Phase phase() const noexcept { return phase_; }
     static const char* name(Phase p) noexcept;
