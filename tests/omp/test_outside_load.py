@@ -24,9 +24,8 @@ probe's CPU the probe reads no gain; with APSHIM_WIDTH_CHECK=0: nothing checked)
 printed, not checked: they are the machine's."""
 import os
 import sys
-import time
 
-from apshim_test import Check, Shim, phases_in_order, require_two_cpus, stdout_words, thread_cpu_masks
+from apshim_test import Check, Shim, phases_in_order, require_two_cpus, run_measured, stdout_words
 from cpu_hog import JOB_NICE, OutsideHog
 
 require_two_cpus("a hog on one CPU and a job on the other need two")
@@ -44,18 +43,36 @@ def words(out):
     return w.get("checksum"), w.get("regions")
 
 
+def native_regions(nice, cpu=None):
+    """The burst's regions natively at `nice` (a command prefix), on both CPUs or, the team of two
+    kept to `cpu`, on that one."""
+    env = shim.env(preload=False)
+    if cpu is None:
+        r = shim.run([*nice, *args], env, timeout=60)
+    else:
+        r = shim.run([*nice, "taskset", "-c", str(cpu), *args], dict(env, OMP_NUM_THREADS="2"), timeout=60)
+    return int(words(r.stdout)[1] or 0)
+
+
+def under_shim(name, tag, nice, interval=0.05, **kw):
+    """One run alone in a P = 2 table at `nice`, in this session (so that its nice value counts
+    against the hog's with autogroup on or off), bounded: the native answer checked; returns the
+    Measured (its threads' masks sampled every `interval` s) and its trace rows."""
+    env = shim.env(P=2, gat=shim.path(f"gat-{tag}"), trace=shim.path(f"trace-{tag}-%p.csv"), **kw)
+    m = run_measured([*nice, *args], env, 60, interval=interval, session=False)
+    check.expect(m.returncode == 0 and words(m.stdout)[0] == answer,
+                 f"{name}: the native answer ({m.describe()}: {m.stdout.strip()})")
+    return m, shim.trace_rows(f"trace-{tag}-")
+
+
 native = shim.run(args, shim.env(preload=False), timeout=60)
 answer, regions = words(native.stdout)
 check.expect(native.returncode == 0 and answer is not None, f"runs natively ({native.returncode}: {native.stdout.strip()})")
 print(f"natively, nothing else running: {regions} regions in the burst", flush=True)
 
 with OutsideHog():
-    r = shim.run([*JOB_NICE, *args], shim.env(preload=False), timeout=60)
-    wide = int(words(r.stdout)[1] or 0)
-    one_cpu = str(min(os.sched_getaffinity(0)))
-    r = shim.run([*JOB_NICE, "taskset", "-c", one_cpu, *args], dict(shim.env(preload=False), OMP_NUM_THREADS="2"),
-                 timeout=60)
-    narrow = int(words(r.stdout)[1] or 0)
+    wide = native_regions(JOB_NICE)
+    narrow = native_regions(JOB_NICE, cpu=min(os.sched_getaffinity(0)))
     premise = narrow >= PREMISE * max(wide, 1)
     print(f"natively beside the hog: {wide} regions on both CPUs, {narrow} with the team on one CPU of its own",
           flush=True)
@@ -70,15 +87,11 @@ with OutsideHog():
     for name, tag, kw, tries in (("beside the hog", "hog", {}, 2),
                                  ("beside the hog, the check off", "hog-off", {"APSHIM_WIDTH_CHECK": 0}, 1)):
         for attempt in range(1, tries + 1):
-            run_tag = f"{tag}-try{attempt}"  # no tag a prefix of another's: trace_rows reads by prefix
-            run_env = shim.env(P=2, gat=shim.path(f"gat-{run_tag}"), trace=shim.path(f"trace-{run_tag}-%p.csv"), **kw)
-            r = shim.run([*JOB_NICE, *args], run_env, timeout=60)
-            got, regions = words(r.stdout)
-            check.expect(r.returncode == 0 and got == answer, f"{name}: the native answer ({r.stdout.strip()})")
-            rows = shim.trace_rows(f"trace-{run_tag}-")
+            # no tag a prefix of another's: trace_rows reads by prefix
+            m, rows = under_shim(name, f"{tag}-try{attempt}", JOB_NICE, **kw)
             flips = sum(a["desire"] != b["desire"] for a, b in zip(rows, rows[1:]))
             phases = phases_in_order(rows, "width_check")
-            print(f"{name} (run {attempt}): {regions} regions; the desire changed in {flips} of {len(rows)} cycles; "
+            print(f"{name} (run {attempt}): {words(m.stdout)[1]} regions; the desire changed in {flips} of {len(rows)} cycles; "
                   f"phases in order {phases[:10]}", flush=True)
             if kw or not premise or "narrowed" in phases or attempt == tries:
                 break
@@ -99,31 +112,20 @@ with OutsideHog():
 JOB_LOWEST = ("nice", "-n", "19")
 hog_cpu, other_cpu = sorted(os.sched_getaffinity(0))[:2]
 with OutsideHog(nice=0, cpu=hog_cpu):
-    r = shim.run([*JOB_LOWEST, *args], shim.env(preload=False), timeout=60)
-    wide = int(words(r.stdout)[1] or 0)
-    r = shim.run([*JOB_LOWEST, "taskset", "-c", str(other_cpu), *args],
-                 dict(shim.env(preload=False), OMP_NUM_THREADS="2"), timeout=60)
-    narrow = int(words(r.stdout)[1] or 0)
+    wide = native_regions(JOB_LOWEST)
+    narrow = native_regions(JOB_LOWEST, cpu=other_cpu)
     print(f"natively beside the hog kept to CPU {hog_cpu}: {wide} regions on both CPUs, {narrow} on CPU {other_cpu}",
           flush=True)
     if narrow < PREMISE * max(wide, 1):
         print("INCONCLUSIVE: narrowing onto the other CPU is not asked for here", flush=True)
     else:
         for attempt in (1, 2):  # two tries, as above
-            tag = f"pinned-try{attempt}"
-            run_env = shim.env(P=2, gat=shim.path(f"gat-{tag}"), trace=shim.path(f"trace-{tag}-%p.csv"))
-            p = shim.spawn([*JOB_LOWEST, *args], run_env)
-            masks = {}  # the threads' masks, sampled: the controller's thread keeps every CPU
-            while p.poll() is None:
-                for mask in thread_cpu_masks(p.pid).values():
-                    masks[mask] = masks.get(mask, 0) + 1
-                time.sleep(0.02)
-            out, _ = p.communicate(timeout=60)
-            check.expect(p.returncode == 0 and words(out)[0] == answer, f"beside the kept hog: the native answer ({out.strip()})")
-            phases = phases_in_order(shim.trace_rows(f"trace-{tag}-"), "width_check")
-            on_other = masks.get(str(other_cpu), 0)
-            print(f"beside the kept hog (run {attempt}): {words(out)[1]} regions; phases in order {phases[:10]}; "
-                  f"thread masks sampled {masks}", flush=True)
+            # The threads' masks sampled (the controller's thread keeps every CPU).
+            m, rows = under_shim("beside the kept hog", f"pinned-try{attempt}", JOB_LOWEST, interval=0.02)
+            phases = phases_in_order(rows, "width_check")
+            on_other = m.masks.get(str(other_cpu), 0)
+            print(f"beside the kept hog (run {attempt}): {words(m.stdout)[1]} regions; phases in order {phases[:10]}; "
+                  f"thread masks sampled {m.masks}", flush=True)
             if "narrowed" in phases and on_other > 0:
                 break
         check.expect("narrowed" in phases and on_other > 0,

@@ -428,15 +428,17 @@ class Measured:
                 f"{self.peak_cpus():.2f}), machine idle {self.idle_cpus():.2f} CPUs meanwhile")
 
 
-def run_measured(argv, env, timeout, interval=0.05, cwd=None, stdin=subprocess.DEVNULL):
+def run_measured(argv, env, timeout, interval=0.05, cwd=None, stdin=subprocess.DEVNULL, session=True):
     """Runs argv in a process group of its own, sampling its CPU time from /proc every
     `interval` s; after `timeout` s takes gdb backtraces and SIGKILLs the whole group, so a hang
-    never outlives the call. stdout/stderr go to files (no pipe to fill). Returns a Measured."""
+    never outlives the call. stdout/stderr go to files (no pipe to fill). Returns a Measured.
+    `session`: in a session of its own too; False keeps the caller's session, and with it the
+    caller's autogroup, where nice values rank it against the caller's other processes."""
     m = Measured()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.monotonic()
         p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=stdin, stdout=out, stderr=err, text=True,
-                             start_new_session=True)
+                             start_new_session=session, process_group=None if session else 0)
         try:
             while True:
                 now = time.monotonic() - start
