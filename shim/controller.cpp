@@ -575,7 +575,11 @@ void Controller::cycle(std::uint64_t now) noexcept {
                           !s.check.overrides() && s.P <= CPU_COUNT(&confine::allowed());
     int width = running_procs().count();
     s.width_check.step(now, marks + region_ends, width, width_checking);
-    if (s.width_check.decided())
+    if (s.width_check.compared_now())
+        log(LogLevel::debug, "width check: %.2fx the progress per second on the other half, %.2fx on the %s half: "
+            "held there", s.width_check.other_ratio(), s.width_check.last_ratio(),
+            s.width_check.on_last_half() ? "last" : "first");
+    else if (s.width_check.decided())
         log(LogLevel::debug, "width check: %.2fx the progress per second on %d of %d processors",
             s.width_check.last_ratio(), s.width_check.probe_width(), width);
     if (s.width_check.first_narrowing_now())

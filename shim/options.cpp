@@ -181,7 +181,7 @@ constinit const OptionSpec kSpecs[] = {
      [](std::string_view t, Options& o) { return parse_bool(t, o.idle_check); }},
     {"APSHIM_WIDTH_CHECK", "--width-check", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
      "1 compares, now and then, an OpenMP job's progress per second on all the processors it runs on "
-     "(its own and the idle ones it uses) and in a probe on half of them (the other half after a probe that found nothing), and has a job that gets 1.25x as far on half (in two probes "
+     "(its own and the idle ones it uses) and in a probe on half of them (the other half after a probe that found nothing; both halves once one gains, holding on the one that gains more), and has a job that gets 1.25x as far on half (in two probes "
      "350 ms apart) ask for no more than half, for 1 s to 32 s at a time, so that DP gives the rest to other jobs: threads that "
      "spin on each other (sched_yield loops, more threads than CPUs) hand work over at once on "
      "shared CPUs. 0 lets every job keep what DP gives it",

@@ -23,6 +23,7 @@ void WidthCheck::start_wide(std::uint64_t now, int width) noexcept {
 
 int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool active) noexcept {
     decided_ = false;
+    compared_now_ = false;
     first_narrowing_now_ = false;
     if (phase_ == Phase::narrowed) {
         // The hold runs on the wall clock, whatever the job does meanwhile.
@@ -38,6 +39,8 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
         // a first reading of "faster on fewer" was made at another width too).
         phase_ = Phase::off;
         second_look_ = false;
+        if (comparing_) last_half_ = !last_half_;  // back to the half that gained, for the next probe
+        comparing_ = false;
         if (!active) return width;
     }
     std::uint64_t elapsed = now - since_;
@@ -80,6 +83,17 @@ int WidthCheck::decide(std::uint64_t now, bool narrower_faster) noexcept {
     decided_ = true;
     reference_from_ = now + kWideSettleNs;  // what follows the probe on all processors
     last_ratio_ = probe_.per_wall() / ref_.per_wall();  // ref_ has kMinMarks over a positive wall time
+    if (comparing_) {
+        // The other half after a confirmed gain: hold on the half that got further.
+        comparing_ = false;
+        compared_now_ = true;
+        other_ratio_ = last_ratio_;
+        if (!(other_ratio_ > half_ratio_)) {
+            last_half_ = !last_half_;
+            last_ratio_ = half_ratio_;
+        }
+        return hold(now);
+    }
     if (narrower_faster && !held_last_ && !second_look_) {
         // A first reading: believed once the probe after a second wide window reads the same.
         second_look_ = true;
@@ -87,21 +101,37 @@ int WidthCheck::decide(std::uint64_t now, bool narrower_faster) noexcept {
         return width_;
     }
     second_look_ = false;
-    if (narrower_faster) {
-        // A hold right after a hold: twice as long as the one before.
-        if (held_last_) hold_.grow();
-        phase_ = Phase::narrowed;
+    if (narrower_faster && !held_last_ && !other_half_found_nothing_) {
+        // A gain confirmed on one half, the other not measured since: probe that one too, from
+        // the narrowed run at once (load no table sees may keep to the half that gained: a job
+        // beside a hog pinned there, at its priority, gets on its CPU more than a convoy wide).
+        comparing_ = true;
+        half_ratio_ = last_ratio_;
+        last_half_ = !last_half_;
+        phase_ = Phase::probe;
         since_ = now;
-        first_narrowing_now_ = !narrowed_before_;
-        narrowed_before_ = held_last_ = true;
+        probe_ = Progress{};
         return narrow_;
     }
+    if (narrower_faster) return hold(now);
     hold_.reset();
     held_last_ = false;
     last_half_ = !last_half_;  // found nothing here: the other half next time
+    other_half_found_nothing_ = true;
     probe_after_.grow();
     start_wide(now, width_);
     return width_;
+}
+
+int WidthCheck::hold(std::uint64_t now) noexcept {
+    // A hold right after a hold: twice as long as the one before.
+    if (held_last_) hold_.grow();
+    phase_ = Phase::narrowed;
+    since_ = now;
+    first_narrowing_now_ = !narrowed_before_;
+    narrowed_before_ = held_last_ = true;
+    other_half_found_nothing_ = false;
+    return narrow_;
 }
 
 }  // namespace apshim

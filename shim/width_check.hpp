@@ -84,7 +84,11 @@ public:
     // ones, or the last ones where on_last_half(). A probe that finds nothing turns the next one to
     // the other half: load no table sees may keep to one CPU (a process pinned there, or one the
     // kernel leaves there), and a probe on that CPU reads no gain where the other CPU would give
-    // one. A reading of "faster" keeps its half for the second look and the hold.
+    // one. A reading of "faster" keeps its half for the second look. Once the second look confirms
+    // it, the other half is probed too, at once, unless its last probe found nothing, and the hold
+    // runs on the half that got further: beside a hog pinned to the job's first CPU at the job's
+    // priority, the job narrowed there gets a share of that CPU, more than its convoy wide (a gain)
+    // and less than the other CPU gives. The probe after a hold stays on the held half.
     int probe_width() const noexcept { return narrow_; }
     bool on_last_half() const noexcept { return last_half_; }
     // Probing or narrowed: the job runs on probe_width() processors; on the first half its own
@@ -99,6 +103,10 @@ public:
     // controller, which spreads the job's threads over its CPUs again at once).
     double last_ratio() const noexcept { return last_ratio_; }
     bool decided() const noexcept { return decided_; }
+    // Whether the decision just made followed a probe of the other half (the comparison above),
+    // and that probe's ratio (last_ratio() is then the held half's).
+    bool compared_now() const noexcept { return compared_now_; }
+    double other_ratio() const noexcept { return other_ratio_; }
     // True once, at the step that narrowed the job the first time (one line on stderr).
     bool first_narrowing_now() const noexcept { return first_narrowing_now_; }
     std::uint64_t hold_ns() const noexcept { return hold_.ns(); }
@@ -107,6 +115,8 @@ private:
     void start_wide(std::uint64_t now, int width) noexcept;
     // The probe is over: narrow the job or keep it wide. Returns the width to run at.
     int decide(std::uint64_t now, bool narrower_faster) noexcept;
+    // Holds the job narrowed on its probe's half. Returns the width to run at.
+    int hold(std::uint64_t now) noexcept;
 
     Phase phase_ = Phase::off;
     std::uint64_t since_ = 0;
@@ -120,6 +130,10 @@ private:
     bool held_last_ = false;  // the last probe narrowed the job (the next hold doubles)
     bool second_look_ = false;  // the last probe read faster on fewer; the next one decides
     bool last_half_ = false;    // the next probe and hold run on the job's last processors
+    bool other_half_found_nothing_ = false;  // the last decision found nothing on the half not last_half_
+    bool comparing_ = false;    // the probe runs on the other half of the one that gained (half_ratio_)
+    double half_ratio_ = 0, other_ratio_ = 0;
+    bool compared_now_ = false;
     std::uint64_t reference_from_ = 0;  // the wide window's reference begins no earlier
     bool first_narrowing_now_ = false;
     bool decided_ = false;

@@ -131,9 +131,60 @@ TEST_CASE("width_check: a first reading of faster on half is believed once a sec
     REQUIRE(job.until(Phase::probe) > 0);
     REQUIRE(job.now - wide_from >= WidthCheck::kSecondLookNs);
     REQUIRE(job.now - wide_from <= WidthCheck::kSecondLookNs + 2 * kCycle);
-    while (job.check.phase() == Phase::probe) job.cycle();
+    REQUIRE_FALSE(job.check.on_last_half());
+    while (job.check.phase() == Phase::probe && !job.check.decided()) job.cycle();
+    // Confirmed: the other half is probed at once, before the hold.
+    REQUIRE(job.check.phase() == Phase::probe);
+    REQUIRE(job.check.on_last_half());
+    REQUIRE(job.check.cap() == 0);
+    std::uint64_t other_from = job.now;
+    while (job.check.phase() == Phase::probe) REQUIRE(job.cycle() == 1);
+    REQUIRE(job.now - other_from <= WidthCheck::kDecideNs + 2 * kCycle);
     REQUIRE(job.check.phase() == Phase::narrowed);
+    REQUIRE(job.check.compared_now());
+    REQUIRE(job.check.other_ratio() == Approx(2.3).margin(0.3));
+    REQUIRE_FALSE(job.check.on_last_half());  // as far on either: held on the first
     REQUIRE(job.check.first_narrowing_now());
+}
+
+TEST_CASE("width_check: a job that gains on either half is held on the half that gains more", "[width_check]") {
+    // Load no table sees kept on one CPU at the job's priority (a process pinned there): narrowed
+    // onto that CPU the job gets a share of it, more than its convoy on both (1.6x), less than the
+    // other CPU gives (3x).
+    for (bool hog_first : {true, false}) {
+        const WidthCheck* seen = nullptr;
+        Job job(2, [&](int w, std::uint64_t) { return w == 2 ? 1.0 : seen->on_last_half() == hog_first ? 3.0 : 1.6; });
+        seen = &job.check;
+        REQUIRE(job.until(Phase::narrowed) > 0);
+        REQUIRE(job.check.compared_now());
+        REQUIRE(job.check.on_last_half() == hog_first);
+        REQUIRE(job.check.last_ratio() == Approx(3.0).margin(0.3));
+        REQUIRE(job.check.other_ratio() == Approx(hog_first ? 3.0 : 1.6).margin(0.3));
+        REQUIRE(job.check.first_narrowing_now());
+        int on_hog_half = 0;
+        for (int round = 0; round < 4; ++round) {  // the probes after the holds stay on the held half
+            while (job.check.phase() == Phase::narrowed) {
+                job.cycle();
+                REQUIRE(job.check.on_last_half() == hog_first);
+            }
+            REQUIRE(job.until(Phase::narrowed) > 0);
+            REQUIRE_FALSE(job.check.compared_now());
+            on_hog_half += job.check.on_last_half() != hog_first;
+        }
+        REQUIRE(on_hog_half == 0);
+    }
+    // The other half much slower than wide: its probe ends at kMinProbeNs, and the hold is on the first.
+    const WidthCheck* seen = nullptr;
+    Job job(2, [&](int w, std::uint64_t) { return w == 2 ? 1.0 : seen->on_last_half() ? 0.1 : 2.0; });
+    seen = &job.check;
+    while (!(job.check.phase() == Phase::probe && job.check.on_last_half())) job.cycle();
+    std::uint64_t other_from = job.now;
+    while (job.check.phase() == Phase::probe) job.cycle();
+    REQUIRE(job.now - other_from <= WidthCheck::kMinProbeNs + kCycle);
+    REQUIRE(job.check.phase() == Phase::narrowed);
+    REQUIRE_FALSE(job.check.on_last_half());
+    REQUIRE(job.check.other_ratio() < 0.5);
+    REQUIRE(job.check.last_ratio() == Approx(2.0).margin(0.2));
 }
 
 TEST_CASE("width_check: a probe that finds nothing on one half tries the other half next", "[width_check]") {
@@ -183,7 +234,7 @@ TEST_CASE("width_check: a job fast for a moment after each probe is still narrow
         return wide_since && now - wide_since < 100 * kMs ? 4.0 : 1.0;
     });
     REQUIRE(job.until(Phase::narrowed) > 0);
-    REQUIRE(job.now < 1'000'000'000);  // probes at 0.25 s and 0.35 s after the first one's end
+    REQUIRE(job.now < 1'000'000'000);  // probes at 0.25 s and 0.35 s after the first one's end, then the other half's
 }
 
 TEST_CASE("width_check: a probe that meets a burst costs no hold", "[width_check]") {
