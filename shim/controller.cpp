@@ -592,7 +592,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // also tries the other half, the idle ones. Held on its own, a job whose own CPU a hog outside
     // the table shares at a higher priority got more there than in its convoy on both, and the
     // idle check kept it there, leaving the idle CPU idle (libgomp's omp_phases at nice 5 beside
-    // a nice-0 hog kept to CPU 0: 16 000-21 000 regions in 2 s, 54 000 held on the other CPU).
+    // a nice-0 hog kept to CPU 0, 6 s of tiny regions: 95 000 held on CPU 0 in 2 runs of 3, now
+    // 292 000-324 000 on CPU 1; docs/enforcement.md, forty-fifth session).
     bool same_question = width_checking && 2 * s.procs.count() == width;
     bool idle_checking = a > 0 && opts_.use_idle && opts_.idle_check && opts_.confine && !confine::why_off() &&
                          !s.width_check.narrows() && !same_question;

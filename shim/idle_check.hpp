@@ -14,7 +14,10 @@
 // processors for a hold period, then measured again; every other job keeps them.
 //
 // A job with no progress marks (oneTBB, one long region) is never probed: it keeps the idle
-// processors, as before this check. Pure logic, controller thread only.
+// processors, as before this check. Where the job's own processors are half of those it runs on
+// (alone at desire 1 on 2 CPUs), the width check asks the same question and tries the idle half
+// too, and this check stands aside (shim/controller.cpp: same_question). Pure logic, controller
+// thread only.
 #pragma once
 
 #include <cstdint>
