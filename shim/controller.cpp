@@ -114,20 +114,6 @@ static gat::ProcSet usable_procs(const gat::ProcSet& own, const gat::ProcSet& id
 // confine), nor does parking throttle (suspend).
 static bool spins_beyond(int spinning_team, int cpus) noexcept { return cpus > 0 && spinning_team > cpus; }
 
-// The first `n` processors of `set` in index order, or the last `n` (placement's topology order: a
-// probe of the width check keeps ones that share caches).
-static gat::ProcSet end_procs(const gat::ProcSet& set, int n, bool last) noexcept {
-    gat::ProcSet out;
-    for (int k = 0; k < gat::kMaxProcessors && n > 0; ++k) {
-        const int i = last ? gat::kMaxProcessors - 1 - k : k;
-        if (set[i]) {
-            out.set(i);
-            --n;
-        }
-    }
-    return out;
-}
-
 // The process's CPU time, every thread's (the controller's own is a small constant share).
 static std::uint64_t process_cpu_ns() noexcept {
     timespec ts{};
@@ -638,18 +624,9 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     int share[kMaxAdapters];
     gat::ProcSet cpus = running_procs();
     // A width probe runs the job on half the processors it runs on; narrowed, it keeps to as many
-    // as it asks for. The first half: its own first, the idle ones it ran on too while DP gives it
-    // fewer. The other half (the check turns there after a probe that found nothing on the first,
-    // and compares it with the first once that gains): the last of the rest, own and idle alike, so
-    // that it never shares a processor with the first half. "The last of all it runs on" was the
-    // first half again where the job's own were its highest (own 1, idle 0 at P = 2), and "the last
-    // of its own" is the first half again for a job that shrank, which keeps the lowest of its own
-    // (gat/placement.hpp: alone at P = 2, own 0, idle 1).
-    if (s.width_check.narrows()) {
-        const int w = s.width_check.probe_width();
-        cpus = s.width_check.on_last_half() ? end_procs(cpus, w, /*last=*/true)
-                                            : end_procs(s.procs, w, false) | end_procs(cpus & ~s.procs, w - s.procs.count(), false);
-    }
+    // as it asks for: its own first, or the other half (width_half).
+    if (s.width_check.narrows())
+        cpus = width_half(s.procs, cpus, s.width_check.probe_width(), s.width_check.on_last_half());
     int total = std::max(s.allotment, cpus.count());
     split_allotment(total, busy, n, share, n == s.split_n && total == s.split_total ? s.split : nullptr);
     std::copy(share, share + n, s.split);

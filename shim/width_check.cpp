@@ -4,6 +4,26 @@
 
 namespace apshim {
 
+namespace {
+// The first `n` processors of `set` in index order, or the last `n`.
+gat::ProcSet end_procs(const gat::ProcSet& set, int n, bool last) noexcept {
+    gat::ProcSet out;
+    for (int k = 0; k < gat::kMaxProcessors && n > 0; ++k) {
+        const int i = last ? gat::kMaxProcessors - 1 - k : k;
+        if (set[i]) {
+            out.set(i);
+            --n;
+        }
+    }
+    return out;
+}
+}  // namespace
+
+gat::ProcSet width_half(const gat::ProcSet& own, const gat::ProcSet& running, int w, bool other) noexcept {
+    const gat::ProcSet first = end_procs(own & running, w, false) | end_procs(running & ~own, w - (own & running).count(), false);
+    return other ? end_procs(running & ~first, w, /*last=*/true) : first;
+}
+
 const char* WidthCheck::name(Phase p) noexcept {
     switch (p) {
     case Phase::off: return "-";

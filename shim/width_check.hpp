@@ -37,9 +37,21 @@
 
 #include <cstdint>
 
+#include "gat/placement.hpp"
 #include "shim/probe_window.hpp"
 
 namespace apshim {
+
+// The `w` processors a width probe or hold runs the job on, of `running` (those it runs on: its
+// own, `own`, and the idle ones it uses). The first half: its own first (in index order, which is
+// placement's topology order: they share caches), then idle ones to make up `w` while DP gives it
+// fewer. The other half (`other`: the check turns there after a probe that found nothing on the
+// first, and compares it with the first once that gains): the last `w` of the rest, own and idle
+// alike, never one of the first half's. "The last `w` of all it runs on", the rule until the
+// forty-fifth session, was the first half again where the job's own processors were its highest
+// (own 1, idle 0 at P = 2); "the last of its own" would be the first half again for a job that
+// shrank, which keeps the lowest of its own (gat/placement.hpp: alone at P = 2, own 0, idle 1).
+gat::ProcSet width_half(const gat::ProcSet& own, const gat::ProcSet& running, int w, bool other) noexcept;
 
 class WidthCheck {
 public:

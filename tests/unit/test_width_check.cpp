@@ -298,3 +298,51 @@ TEST_CASE("width_check: too few marks for a probe to count, no probe", "[width_c
         REQUIRE(job.check.phase() != Phase::narrowed);
     }
 }
+
+namespace {
+apshim::gat::ProcSet procs(std::initializer_list<int> ids) {
+    apshim::gat::ProcSet s;
+    for (int i : ids) s.set(i);
+    return s;
+}
+}  // namespace
+
+TEST_CASE("width_check: the halves a probe runs on are the job's own first, and the rest", "[width_check]") {
+    using apshim::width_half;
+    // Alone at P = 2, own 0 and idle 1: own first; the other half the idle one.
+    CHECK(width_half(procs({0}), procs({0, 1}), 1, false) == procs({0}));
+    CHECK(width_half(procs({0}), procs({0, 1}), 1, true) == procs({1}));
+    // Own 1 and idle 0: the other half is processor 0, not the job's own 1 again (the rule before
+    // the forty-fifth session took the last of all it runs on).
+    CHECK(width_half(procs({1}), procs({0, 1}), 1, false) == procs({1}));
+    CHECK(width_half(procs({1}), procs({0, 1}), 1, true) == procs({0}));
+    // Its own both: the first, then the last.
+    CHECK(width_half(procs({0, 1}), procs({0, 1}), 1, false) == procs({0}));
+    CHECK(width_half(procs({0, 1}), procs({0, 1}), 1, true) == procs({1}));
+    // Wider: own 4-7 of 0-7 running.
+    CHECK(width_half(procs({4, 5, 6, 7}), procs({0, 1, 2, 3, 4, 5, 6, 7}), 4, false) == procs({4, 5, 6, 7}));
+    CHECK(width_half(procs({4, 5, 6, 7}), procs({0, 1, 2, 3, 4, 5, 6, 7}), 4, true) == procs({0, 1, 2, 3}));
+    // Own fewer than half: idle ones make it up, the lowest first; the other half the highest rest.
+    CHECK(width_half(procs({5}), procs({1, 3, 5, 7}), 2, false) == procs({1, 5}));
+    CHECK(width_half(procs({5}), procs({1, 3, 5, 7}), 2, true) == procs({3, 7}));
+    // Any sets: the halves never share a processor, lie within what the job runs on, and have w each.
+    std::uint64_t seed = 12345;
+    for (int round = 0; round < 2000; ++round) {
+        apshim::gat::ProcSet own, running;
+        for (int i = 0; i < 64; ++i) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            if ((seed >> 33) % 3 == 0) running.set(i);
+            if ((seed >> 40) % 5 == 0) own.set(i);
+        }
+        own &= running;
+        const int w = running.count() / 2;
+        if (w == 0) continue;
+        const auto first = width_half(own, running, w, false), other = width_half(own, running, w, true);
+        REQUIRE(first.count() == w);
+        REQUIRE(other.count() == w);
+        REQUIRE((first & other).count() == 0);
+        REQUIRE((first & ~running).count() == 0);
+        REQUIRE((other & ~running).count() == 0);
+        REQUIRE((own & first).count() == std::min(own.count(), w));  // its own first
+    }
+}
