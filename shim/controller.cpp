@@ -562,8 +562,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
     int width = running_procs().count();
     s.width_check.step(now, marks + region_ends, width, width_checking);
     if (s.width_check.compared_now())
-        log(LogLevel::debug, "width check: %.2fx the progress per second on the other half, %.2fx on the %s half: "
-            "held there", s.width_check.other_ratio(), s.width_check.last_ratio(),
+        log(LogLevel::debug, "width check: %.2fx the progress per second on the half that gained first, %.2fx on the "
+            "other: held on the %s half", s.width_check.first_ratio(), s.width_check.other_ratio(),
             s.width_check.on_last_half() ? "last" : "first");
     else if (s.width_check.decided())
         log(LogLevel::debug, "width check: %.2fx the progress per second on %d of %d processors",

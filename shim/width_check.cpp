@@ -20,7 +20,8 @@ gat::ProcSet end_procs(const gat::ProcSet& set, int n, bool last) noexcept {
 }  // namespace
 
 gat::ProcSet width_half(const gat::ProcSet& own, const gat::ProcSet& running, int w, bool other) noexcept {
-    const gat::ProcSet first = end_procs(own & running, w, false) | end_procs(running & ~own, w - (own & running).count(), false);
+    const gat::ProcSet mine = own & running;
+    const gat::ProcSet first = end_procs(mine, w, false) | end_procs(running & ~own, w - mine.count(), false);
     return other ? end_procs(running & ~first, w, /*last=*/true) : first;
 }
 
@@ -39,6 +40,12 @@ void WidthCheck::start_wide(std::uint64_t now, int width) noexcept {
     since_ = now;
     width_ = width;
     wide_.restart(now);
+}
+
+void WidthCheck::start_probe(std::uint64_t now) noexcept {
+    phase_ = Phase::probe;
+    since_ = now;
+    probe_ = Progress{};
 }
 
 int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool active) noexcept {
@@ -80,10 +87,8 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
         // waits for more.
         bool enough = ref_.marks >= kMinMarks && ref_.per_wall() * static_cast<double>(kMaxProbeNs) >= kMinMarks;
         if (elapsed < (second_look_ ? kSecondLookNs : probe_after_.ns()) || !enough) return width;
-        phase_ = Phase::probe;
-        since_ = now;
         narrow_ = width / 2;
-        probe_ = Progress{};
+        start_probe(now);
         return narrow_;
     }
     case Phase::probe:
@@ -128,9 +133,7 @@ int WidthCheck::decide(std::uint64_t now, bool narrower_faster) noexcept {
         comparing_ = true;
         half_ratio_ = last_ratio_;
         last_half_ = !last_half_;
-        phase_ = Phase::probe;
-        since_ = now;
-        probe_ = Progress{};
+        start_probe(now);
         return narrow_;
     }
     if (narrower_faster) return hold(now);

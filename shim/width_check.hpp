@@ -116,8 +116,10 @@ public:
     double last_ratio() const noexcept { return last_ratio_; }
     bool decided() const noexcept { return decided_; }
     // Whether the decision just made followed a probe of the other half (the comparison above),
-    // and that probe's ratio (last_ratio() is then the held half's).
+    // the ratio of the half whose gain was confirmed first and that of the other (last_ratio() is
+    // then the held half's).
     bool compared_now() const noexcept { return compared_now_; }
+    double first_ratio() const noexcept { return half_ratio_; }
     double other_ratio() const noexcept { return other_ratio_; }
     // True once, at the step that narrowed the job the first time (one line on stderr).
     bool first_narrowing_now() const noexcept { return first_narrowing_now_; }
@@ -125,6 +127,8 @@ public:
 
 private:
     void start_wide(std::uint64_t now, int width) noexcept;
+    // A probe on probe_width() processors of the half last_half_ says, from now.
+    void start_probe(std::uint64_t now) noexcept;
     // The probe is over: narrow the job or keep it wide. Returns the width to run at.
     int decide(std::uint64_t now, bool narrower_faster) noexcept;
     // Holds the job narrowed on its probe's half. Returns the width to run at.

@@ -160,6 +160,7 @@ TEST_CASE("width_check: a job that gains on either half is held on the half that
         REQUIRE(job.check.on_last_half() == hog_first);
         REQUIRE(job.check.last_ratio() == Approx(3.0).margin(0.3));
         REQUIRE(job.check.other_ratio() == Approx(hog_first ? 3.0 : 1.6).margin(0.3));
+        REQUIRE(job.check.first_ratio() == Approx(hog_first ? 1.6 : 3.0).margin(0.3));
         REQUIRE(job.check.first_narrowing_now());
         int on_hog_half = 0;
         for (int round = 0; round < 4; ++round) {  // the probes after the holds stay on the held half
