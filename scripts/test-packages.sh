@@ -16,12 +16,12 @@ passed=0 failed=0
 check() {  # check DESCRIPTION COMMAND...
   if "${@:2}"; then echo "ok   $1"; passed=$((passed + 1)); else echo "FAIL $1"; failed=$((failed + 1)); fi
 }
-expected=$("$PROG" 2 20000000 2>/dev/null)
+expected=$("$PROG" 2 5000000 2>/dev/null)
 
 run_under() {  # run_under NAME APSHIM_COMMAND...: the program under that apshim, private table
   local name=$1; shift
   local out
-  out=$(APSHIM_GAT="$WORK/gat-$name" "$@" run --trace "$WORK/trace-$name.csv" -- "$PROG" 2 20000000 2>/dev/null) || return 1
+  out=$(APSHIM_GAT="$WORK/gat-$name" "$@" run --trace "$WORK/trace-$name.csv" -- "$PROG" 2 5000000 2>/dev/null) || return 1
   [ "$out" = "$expected" ] && [ "$(wc -l < "$WORK/trace-$name.csv")" -gt 2 ]
 }
 
@@ -33,7 +33,7 @@ check "dpkg -i $(basename "$deb")" dpkg -i "$deb"
 check "the man page is installed (man -w apshim)" man -w apshim
 check "/usr/bin/apshim run: same output, traced" run_under deb /usr/bin/apshim
 check "a copied apshim finds the installed library through the install prefix" \
-  sh -c "cp /usr/bin/apshim '$WORK/apshim-copy' && APSHIM_GAT='$WORK/gat-copy' '$WORK/apshim-copy' run -- '$PROG' 2 20000000 > /dev/null 2>&1"
+  sh -c "cp /usr/bin/apshim '$WORK/apshim-copy' && APSHIM_GAT='$WORK/gat-copy' '$WORK/apshim-copy' run -- '$PROG' 2 5000000 > /dev/null 2>&1"
 check "dpkg -r apshim" dpkg -r apshim
 
 echo "== Python package"
