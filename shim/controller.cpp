@@ -75,7 +75,7 @@ struct Controller::Impl {
     // a loaded test run: a co-runner that joined just after first_allotment's update confined the
     // job only at its 10 s cycle, omp.gcc.follow).
     std::uint32_t seen = 0;
-    // The widest team of a library that spins at its meetings (Sample::spinning_team) since the
+    // The widest team that spins at its meetings (Sample::spinning_team) since the
     // job last went kSpinQuietCycles cycles without one (0: it did), and the cycles without one
     // since the last (spins_beyond).
     int spinning_team = 0;
@@ -104,8 +104,8 @@ static gat::ProcSet usable_procs(const gat::ProcSet& own, const gat::ProcSet& id
     return use_idle ? own | idle : own;
 }
 
-// Whether a team of a library whose threads meet in spin-waits without a yield (BLIS:
-// adapters/omp/whole_team.hpp, Sample::spinning_team) ran lately with more threads than the
+// Whether a team whose threads meet in spin-waits without a yield (BLIS's, a `parallel sections`
+// region's: adapters/omp/whole_team.hpp, Sample::spinning_team) ran lately with more threads than the
 // `cpus` CPUs confinement would give the job (0: none). Then the job is not confined, as without
 // the shim, while such teams run: on fewer CPUs than threads each of their meetings waits for a
 // kernel time slice (a team of 2 on one CPU: 4x its one-thread time, spinning the CPU it has),
@@ -133,9 +133,9 @@ constexpr int kHolderLookCycles = kUpdateFailuresToReport / 2;
 // Joins that found the lock busy for 1 s are retried this many times in all, after a pause that
 // grows with the attempt and is spread by pid so a burst of jobs does not retry in lock-step.
 constexpr int kJoinAttempts = 8;
-// Cycles without a team that spins at its meetings before the job is confined again
-// (spins_beyond): NumPy's products on BLIS come one region per call, with the interpreter's
-// moments between them.
+// Cycles without a team that spins at its meetings (BLIS's, a sections region's) before the job
+// is confined again (spins_beyond): NumPy's products on BLIS come one region per call, with the
+// interpreter's moments between them.
 constexpr int kSpinQuietCycles = 4;
 static std::uint64_t join_backoff_ns(int attempt) {
     std::uint64_t base = 50000000ull << std::min(attempt, 4);  // 100 ms .. 800 ms
@@ -650,8 +650,9 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     bool spinning = confine_now && spins_beyond(s.spinning_team, confine::cpus_for(cpus, s.P));
     s.spinning_unconfined = spinning;
     if (spinning)
-        APSHIM_LOG_ONCE(LogLevel::info, "a team of %d threads of a library that spins at its meetings (BLIS) runs: the "
-                        "job is not confined below its team while such teams run, as without apshim", s.spinning_team);
+        APSHIM_LOG_ONCE(LogLevel::info, "a team of %d threads that may wait for each other in spin-waits (a library's "
+                        "such as BLIS, or a parallel sections region's) runs: the job is not confined below its team "
+                        "while such teams run, as without apshim", s.spinning_team);
     // Its start, a probe, hand-over bound (confine_check.hpp), or a team that spins (spins_beyond).
     bool suspended = confine_now && (s.check.suspends() || spinning);
     if (confine_now) confine::suspend(suspended);

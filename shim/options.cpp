@@ -191,8 +191,10 @@ constinit const OptionSpec kSpecs[] = {
      "while dynamic adjustment is off (as OMP_DYNAMIC=true allows). Risky: OpenMP then breaks its "
      "promise of the team asked for (omp_get_max_threads() threads for a default one), and programs "
      "that split work by it and wait for every piece hang (OpenBLAS's own regions are kept whole, "
-     "BLIS's whole or of one), as do programs whose sections wait for each other (Debian's velvet, "
-     "which hangs natively with OMP_THREAD_LIMIT=1 too); only for programs known to be malleable",
+     "BLIS's whole or of one, and gcc's parallel sections of two or more sections whole: Debian's "
+     "velvet, whose sections wait for each other, hangs natively with OMP_THREAD_LIMIT=1), as do "
+     "sections that wait for each other inside a parallel region, and clang's; only for programs "
+     "known to be malleable",
      [](std::string_view t, Options& o) { return parse_bool(t, o.shrink_teams); }},
     {"APSHIM_INLINE_TASKS", "--inline-tasks", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
      "1: while the job has allotment 1 (one CPU), an OpenMP task made inside another task runs at once "

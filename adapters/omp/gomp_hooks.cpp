@@ -9,12 +9,15 @@
 //    inside barriers count as work) and parks a thread beyond the allotment before the body;
 //  - dynamic/guided chunk fetches (GOMP_loop_*_{start,next}): a thread beyond the allotment
 //    parks before fetching (parking.hpp); a fetch that finds the loop done releases the parked;
-//  - those fetches and GOMP_ordered_start: a progress mark while timed (shim/confine_check.hpp).
+//  - those fetches and GOMP_ordered_start: a progress mark while timed (shim/confine_check.hpp);
+//  - GOMP_parallel_sections, GOMP_sections_start and GOMP_sections2_start: a region of two or more
+//    sections counts as a team that spins at its meetings (whole_team.hpp: sections_may_meet).
 // Not covered: the GOMP 1.0 pair GOMP_parallel_start/end (compilers before GCC 4.9), taskloop
 // bodies (timed as part of whatever encloses them), ordered and critical waits (counted as work).
 #include <alloca.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -115,12 +118,13 @@ void run_region(void* p) {
 
 // The team for a region about to start, capped by the allotment when outermost. Lives for the
 // region: the threads it reserved (omp_state.hpp: reserve_team) go back when it ends. A region
-// forked from `site` in a library that needs whole teams (whole_team.hpp) is not capped, and
-// libgomp's own dynamic adjustment is off for it: the forking thread's dyn-var, back on at the
-// end (libgomp sizes the team from it when the region starts).
+// forked from `site` in a library that needs whole teams, or a `parallel sections` of `sections`
+// (0: not one) that may meet (whole_team.hpp), is not capped, and libgomp's own dynamic adjustment
+// is off for it: the forking thread's dyn-var, back on at the end (libgomp sizes the team from it
+// when the region starts).
 class OutermostTeam {
 public:
-    OutermostTeam(Fn fn, void* data, unsigned num_threads, const void* site)
+    OutermostTeam(Fn fn, void* data, unsigned num_threads, const void* site, unsigned sections = 0)
         : region_{fn, data, 0}, size_(num_threads) {
         if (!gomp.outermost()) return;
         mark_external(g_gomp_state, t_state);  // the forking thread (busy.hpp)
@@ -128,16 +132,23 @@ public:
         ForkIcvs icvs = gomp.icvs(/*need_max=*/opted_in || num_threads == 0);
         const bool promised = !(icvs.dynamic || opted_in);  // before keep_whole_team withholds both
         int request = static_cast<int>(num_threads);
-        dynamic_back_ = keep_whole_team(site, g_gomp_state, request, icvs, opted_in, gomp.set_dynamic,
+        const TeamNeed need = fork_team_need(site, sections);
+        dynamic_back_ = keep_whole_team(need, g_gomp_state, request, icvs, opted_in, gomp.set_dynamic,
                                         /*can_turn_back=*/true);
         region_.asked = whole_team_asked(request, icvs, opted_in);
         int n = reserve_team(g_gomp_state, request, icvs, opted_in, reserved_);
         int team = n > 0 ? n : icvs.max_threads;
         note_fork(g_gomp_state, team);
-        spinning_ = begin_spinning_team(site, g_gomp_state, team, promised, /*sees_end=*/true);
+        // A sections region's spinning team: the threads that run its sections at once.
+        const bool meets = sections_may_meet(sections);
+        spinning_ = begin_spinning_team(g_gomp_state, meets ? std::min(team, static_cast<int>(sections)) : team,
+                                        meets || (promised && spins_at_meetings(need)), /*sees_end=*/true);
         if (n > 0) size_ = static_cast<unsigned>(n);
+        open_here_ = true;
+        t_open_team = this;
     }
     ~OutermostTeam() {
+        if (open_here_) t_open_team = nullptr;
         if (spinning_) end_spinning_team(g_gomp_state);
         release_team(g_gomp_state, reserved_);
         if (dynamic_back_) dynamic_back_(1);
@@ -147,15 +158,29 @@ public:
     unsigned size() const { return size_; }
     // What run_region() runs on every thread of the team (the region's data for libgomp).
     Region* region() { return &region_; }
+    // On the forking thread, the region open: a sections construct of `sections` inside it
+    // (`parallel` + `sections`, as gcc compiles `parallel sections` with a reduction): its team
+    // counts as spinning until the region ends, as a combined one's does from its fork.
+    void sections_begin(unsigned sections) {
+        if (spinning_ || !sections_may_meet(sections)) return;
+        auto num_threads = gomp.num_threads.get();
+        int team = num_threads ? num_threads() : static_cast<int>(size_);
+        spinning_ = begin_spinning_team(g_gomp_state, std::min(team, static_cast<int>(sections)), /*spins=*/true,
+                                        /*sees_end=*/true);
+    }
+    // The outermost region this thread forked and still runs (null: none).
+    static thread_local OutermostTeam* t_open_team;
 
 private:
     Region region_;
     unsigned size_;
     int reserved_ = 0;
-    bool spinning_ = false;  // a team of a library that spins at its meetings (whole_team.hpp)
+    bool spinning_ = false;  // a team that spins at its meetings (whole_team.hpp)
+    bool open_here_ = false;  // outermost: t_open_team is this one
     SetDynamic dynamic_back_ = nullptr;  // libgomp's omp_set_dynamic, where dyn-var is off for the region
 };
 
+__attribute__((tls_model("initial-exec"))) thread_local OutermostTeam* OutermostTeam::t_open_team = nullptr;
 
 // Task bodies. libgomp copies a task's data block (memcpy, or the compiler's cpyfn for C++
 // firstprivates) into the task and later calls fn(copy). The shim hands libgomp a larger block,
@@ -253,7 +278,7 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
         passthrough_fork(num_threads);
         return real_fn(fn, data, num_threads, count, flags);
     }
-    OutermostTeam team(fn, data, num_threads, APSHIM_CALLER);
+    OutermostTeam team(fn, data, num_threads, APSHIM_CALLER, count);
     real_fn(&run_region, team.region(), team.size(), count, flags);
 }
 
@@ -291,6 +316,30 @@ APSHIM_GOMP_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided)
 APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_runtime)
 APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)
 APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
+
+// A sections construct inside an outermost region (`parallel` + `sections`): on the forking thread,
+// where it meets two or more sections, the region's team counts as spinning (whole_team.hpp:
+// sections_may_meet). GOMP_sections2_start: the same with reductions (GCC 11 and later).
+namespace {
+void note_sections(unsigned count) noexcept {
+    OutermostTeam* team = OutermostTeam::t_open_team;
+    if (!team || !hooks_on()) return;
+    auto get_level = gomp.level.get();
+    if (get_level && get_level() == 1) team->sections_begin(count);
+}
+}  // namespace
+APSHIM_GOMP_NEXT_FN(unsigned (*)(unsigned), GOMP_sections_start)
+APSHIM_EXPORT unsigned GOMP_sections_start(unsigned count) {
+    auto real_fn = apshim::must_exist(next_GOMP_sections_start.for_caller(APSHIM_CALLER), "GOMP_sections_start");
+    note_sections(count);
+    return real_fn(count);
+}
+APSHIM_GOMP_NEXT_FN(unsigned (*)(unsigned, std::uintptr_t*, void**), GOMP_sections2_start)
+APSHIM_EXPORT unsigned GOMP_sections2_start(unsigned count, std::uintptr_t* reductions, void** mem) {
+    auto real_fn = apshim::must_exist(next_GOMP_sections2_start.for_caller(APSHIM_CALLER), "GOMP_sections2_start");
+    note_sections(count);
+    return real_fn(count, reductions, mem);
+}
 
 // Waits: the whole call is idle time, except task bodies run inside it (they push work).
 // Untimed, a wait nested in a frame goes to libgomp with no frame of its own (plain_nested_wait:

@@ -12,6 +12,8 @@
 //    gives each thread its own range up front, so a parked thread can hold the very iteration
 //    its teammates wait for (LLVM's kmp_doacross_check hung; tests/peer);
 //  - __kmpc_flush: while confined, a thread spinning on flushes gives its CPU to a teammate;
+//  - __kmpc_for_static_init_4 with the sections flag: a `parallel sections` region's team is
+//    counted as spinning (whole_team.hpp: sections_may_meet);
 //  - __kmpc_omp_task_alloc / __kmpc_omp_task: at allotment 1, tasks made inside tasks run at once;
 //  - __kmpc_ordered, and every chunk fetch: a progress mark while timed (shim/confine_check.hpp);
 //  - kmp_set_blocktime(_): the program's own choice of waiting, which the shim then leaves alone
@@ -225,7 +227,8 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
         // stand-in a team of one under the shim, tests/omp/test_whole_team.py).
         bool sees_ends = g_kmp_state.sees_region_ends.load(std::memory_order_relaxed);
         int request = clause;
-        SetDynamic dynamic_back = keep_whole_team(site, g_kmp_state, request, icvs, opted_in, kmp.set_dynamic,
+        const TeamNeed need = team_need(site);
+        SetDynamic dynamic_back = keep_whole_team(need, g_kmp_state, request, icvs, opted_in, kmp.set_dynamic,
                                                   /*can_turn_back=*/sees_ends);
         int n, reserved = 0;
         if (sees_ends) {
@@ -234,7 +237,7 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
             n = team_size(g_kmp_state, request, icvs, opted_in);
         }
         int team = n > 0 ? n : (icvs.max_threads > 0 ? icvs.max_threads : clause);
-        bool spinning = begin_spinning_team(site, g_kmp_state, team, promised, sees_ends);
+        bool spinning = begin_spinning_team(g_kmp_state, team, promised && spins_at_meetings(need), sees_ends);
         if (sees_ends) kmp_outermost_fork(reserved, dynamic_back, whole_team_asked(request, icvs, opted_in), spinning);
         auto push = next_push_num_threads.for_caller(site);
         auto gtid = real_global_thread_num.get();
@@ -358,6 +361,34 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_flush(ident_t* loc
     t_last_flush = now;
     t_last_flush_loc = loc;
     if (now - last < kSpinGapTicks && loc == last_loc) sched_yield();
+}
+
+// `#pragma omp sections` in clang builds: each thread's share of the sections through
+// __kmpc_for_static_init_4, whose ident carries the sections flag (KMP_IDENT_WORK_SECTIONS) and
+// whose bounds count them. The fork cannot tell a `parallel sections` region from any other, so
+// its forking thread counts the region's team as spinning here, the first time it meets two or
+// more sections (whole_team.hpp: sections_may_meet; ompt_hooks.cpp: kmp_sections_begin). The
+// other suffixes (_4u, _8, _8u) are static loops only: clang numbers sections with int.
+namespace {
+struct KmpIdent {  // ident_t's head (kmp.h)
+    kmp_int32 reserved_1;
+    kmp_int32 flags;
+};
+constexpr kmp_int32 kIdentWorkSections = 0x400;  // KMP_IDENT_WORK_SECTIONS
+using StaticInit4 = void (*)(ident_t*, kmp_int32, kmp_int32, kmp_int32*, kmp_int32*, kmp_int32*, kmp_int32*,
+                             kmp_int32, kmp_int32);
+NextFn<StaticInit4> next_static_init_4{"__kmpc_for_static_init_4", &g_kmp_state.copies};
+APSHIM_RESOLVE_AT_LOAD(next_static_init_4)
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void __kmpc_for_static_init_4(
+    ident_t* loc, kmp_int32 gtid, kmp_int32 schedule, kmp_int32* p_last, kmp_int32* p_lb, kmp_int32* p_ub,
+    kmp_int32* p_st, kmp_int32 incr, kmp_int32 chunk) {
+    auto fn = apshim::must_exist(next_static_init_4.for_caller(APSHIM_CALLER), "__kmpc_for_static_init_4");
+    if (loc && (reinterpret_cast<const KmpIdent*>(loc)->flags & kIdentWorkSections) && p_lb && p_ub && incr == 1 &&
+        hooks_on())
+        kmp_sections_begin(static_cast<long>(*p_ub) - *p_lb + 1);
+    fn(loc, gtid, schedule, p_last, p_lb, p_ub, p_st, incr, chunk);
 }
 
 #define APSHIM_KMP_DISPATCH_INIT(suffix, T, ST)                                                               \

@@ -12,6 +12,7 @@
 //                     0.4 s into 26 s and health into a run unfinished after 300 s at allotment
 //                     1); confinement (shim/confine.hpp) enforces the allotment on task code.
 // No locks, no allocation, no logging here: the controller reports what went wrong.
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
@@ -182,6 +183,15 @@ void finalize(ompt::Data*) {}
 }  // namespace
 
 ThreadState& kmp_thread_state() noexcept { return t_state; }
+
+void kmp_sections_begin(long sections) noexcept {
+    RegionReservation& r = t_reservation;
+    const ThreadState& t = t_state;
+    // The forking thread of an outermost region whose end OMPT reports (r.depth: 0 without it).
+    if (r.depth != 1 || t.level != 1 || t.team_index != 0 || r.spinning || !sections_may_meet(sections)) return;
+    int team = static_cast<int>(std::min<long>(r.actual, sections));
+    r.spinning = begin_spinning_team(g_kmp_state, team, /*spins=*/true, /*sees_end=*/true);
+}
 
 void kmp_outermost_fork(int reserved, void (*dynamic_back)(int), int asked, bool spinning) noexcept {
     RegionReservation& r = t_reservation;

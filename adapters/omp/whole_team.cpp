@@ -43,8 +43,8 @@ TeamNeed library_team_need(const char* file) noexcept {
     return TeamNeed::any;
 }
 
-bool begin_spinning_team(const void* site, State& s, int team, bool promised, bool sees_end) noexcept {
-    if (!promised || team <= 1 || !spins_at_meetings(team_need(site))) return false;
+bool begin_spinning_team(State& s, int team, bool spins, bool sees_end) noexcept {
+    if (!spins || team <= 1) return false;
     int seen = s.spinning_team.load(std::memory_order_relaxed);
     while (seen < team && !s.spinning_team.compare_exchange_weak(seen, team, std::memory_order_relaxed)) {
     }

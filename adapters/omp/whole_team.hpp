@@ -10,7 +10,8 @@
 // sessions). A team of the size asked for is always allowed, so an outermost region forked from
 // such a library keeps it: the shim does not shrink it, and for libgomp the forking thread's
 // dyn-var is off for that one region, so that libgomp's load-average rule does not shrink it
-// either (the allotment is still enforced by confinement). Known today, by file name:
+// either (the allotment is still enforced by confinement). Known today, by file name (and, by
+// construct, libgomp's `parallel sections` of two or more sections: sections_may_meet below):
 //  - OpenBLAS: whole teams only (a team of one waits for ever too);
 //  - BLIS (libblis4-openmp, AMD's AOCL-BLIS): a whole team or a team of one. Each level-3 call
 //    forks num_threads(n) and aborts the program on any other size ("A different number of
@@ -35,10 +36,10 @@ TeamNeed team_need(const void* site) noexcept;
 
 using SetDynamic = void (*)(int);
 
-// Both runtimes' fork hooks, at an outermost fork from `site` asking for `requested` threads (0:
-// the default), before sizing the team, where the program allowed smaller teams. Where the
-// library at `site` needs whole teams, withholds both permissions (`icvs.dynamic`, `opted_in`)
-// and, where dyn-var was on and the caller can turn it back on when the region ends
+// Both runtimes' fork hooks, at an outermost fork asking for `requested` threads (0: the default)
+// whose region needs `need` (team_need, fork_team_need), before sizing the team, where the program
+// allowed smaller teams. Where it needs whole teams, withholds both permissions (`icvs.dynamic`,
+// `opted_in`) and, where dyn-var was on and the caller can turn it back on when the region ends
 // (`can_turn_back`), turns the forking thread's off with the runtime's own omp_set_dynamic
 // (`set_dynamic`: OmpQueries::set_dynamic, looked up only here), so that the runtime's own rule
 // (libgomp's CPUs of the mask) cannot shrink it either. Where it takes a whole team or one and the
@@ -46,10 +47,9 @@ using SetDynamic = void (*)(int);
 // withheld. Returns what to call with 1 when the region ends, or null where dyn-var was left as it
 // was.
 template <typename SetDynamicFn>
-SetDynamic keep_whole_team(const void* site, const State& s, int& requested, ForkIcvs& icvs, bool& opted_in,
+SetDynamic keep_whole_team(TeamNeed need, const State& s, int& requested, ForkIcvs& icvs, bool& opted_in,
                            SetDynamicFn& set_dynamic, bool can_turn_back) noexcept {
     if (!(icvs.dynamic || opted_in)) return nullptr;
-    TeamNeed need = team_need(site);
     if (need == TeamNeed::any) return nullptr;
     if (need == TeamNeed::whole_or_one &&
         team_size(s, requested, icvs, opted_in) < whole_team_asked(requested, icvs, opted_in)) {
@@ -73,15 +73,36 @@ SetDynamic keep_whole_team(const void* site, const State& s, int& requested, For
 // without the shim.
 inline bool spins_at_meetings(TeamNeed need) noexcept { return need == TeamNeed::whole_or_one; }
 
-// Both runtimes' fork hooks, once an outermost team of `team` threads forked from `site` is sized:
-// a team of more than one of a library that spins_at_meetings() is counted in `s` (State::
-// spinning_team, and State::spinning_open until end_spinning_team() where the hook sees the
-// region's end: `sees_end`), where its size is OpenMP's promise (`promised`: the program did not
-// allow smaller teams). Where it did, the team is the shim's choice: one thread at an allotment
-// below it (keep_whole_team), and a wider one formed before the first allotment (a whole team of
-// 4 on 2 CPUs, NumPy's first product) is held to the allotment like any other. Returns whether it
-// is counted open.
-bool begin_spinning_team(const void* site, State& s, int team, bool promised, bool sees_end) noexcept;
+// A `parallel sections` region of two or more sections: its sections run at once, each on a thread
+// of its own where the team has them, and may wait for each other in the program's own code, out
+// of every hook's sight. velvet's `velveth` (Debian's velvet 1.2.10, libgomp) hands its reads from
+// one section to the other through spin-waits for its whole run: natively 1.1 s, confined to one
+// CPU at allotment 1 10.7 s (natively under `taskset` on one CPU 11.6 s), and with a team of one
+// (APSHIM_SHRINK_TEAMS=1, natively OMP_THREAD_LIMIT=1) it waits for ever (tests/real/RESULTS.md,
+// forty-fifth session). Sections of independent work lose nothing in a team of the size asked
+// for and on a CPU per section: they are counted as spinning teams too. Told apart by libgomp's
+// GOMP_parallel_sections (its count) and libomp's __kmpc_for_static_init_4 (the ident's sections
+// flag, and its bounds).
+inline bool sections_may_meet(long sections) noexcept { return sections >= 2; }
+
+// What a region forked from `site` needs: its library's (team_need), and a whole team for a
+// `parallel sections` of `sections` (0: not one) that may meet: the team of the size asked for
+// (OpenMP allows it at any dyn-var), never fewer threads than sections that wait for each other.
+inline TeamNeed fork_team_need(const void* site, long sections) noexcept {
+    TeamNeed need = team_need(site);
+    return need == TeamNeed::any && sections_may_meet(sections) ? TeamNeed::whole : need;
+}
+
+// Both runtimes' hooks, once an outermost team is sized: `team` threads that meet in spin-waits
+// (`spins`: a library that spins_at_meetings() with the team OpenMP promised, the program not
+// having allowed smaller teams, or the threads that run a `parallel sections` region's sections
+// at once) are counted in `s` (State::spinning_team, and State::spinning_open until
+// end_spinning_team() where the hook sees the region's end: `sees_end`) if more than one. Where
+// the program allowed smaller teams, a library's team is the shim's choice: one thread at an
+// allotment below it (keep_whole_team), and a wider one formed before the first allotment (a
+// whole team of 4 on 2 CPUs, NumPy's first product) is held to the allotment like any other.
+// Returns whether it is counted open.
+bool begin_spinning_team(State& s, int team, bool spins, bool sees_end) noexcept;
 void end_spinning_team(State& s) noexcept;
 
 // The decision for a file name (the basename of dladdr's dli_fname), exposed for the unit tests.

@@ -19,17 +19,18 @@ static inline int raw_mask_cpus(void) {
     return syscall(SYS_sched_getaffinity, 0, sizeof m, &m) > 0 ? CPU_COUNT(&m) : 0;
 }
 
-/* Inside a parallel region, on every thread of its team: `iters` steps of fixed work shared by the
- * team, then a meeting, `meetings` times (`arrived`, `sense`: the region's, 0 at its start).
- * Returns the thread's checksum (the team's sum is the same at any team size) and raises *widest
- * to the CPUs the thread could run on at its last meeting. */
-static inline uint64_t meet(int meetings, long iters, int* arrived, int* sense, int* widest) {
-    int team = omp_get_num_threads(), mine = 0;
+/* On each of `parties` threads that meet, `index` this one's: `iters` steps of fixed work shared by
+ * them, then a meeting, `meetings` times (`arrived`, `sense`: the meeting's, 0 at its start).
+ * Returns the thread's checksum (their sum is the same at any count of parties) and raises
+ * *widest to the CPUs the thread could run on at its last meeting. */
+static inline uint64_t meet_as(int index, int parties, int meetings, long iters, int* arrived, int* sense,
+                               int* widest) {
+    int mine = 0;
     uint64_t sum = 0;
     for (int m = 0; m < meetings; ++m) {
-        for (int part = omp_get_thread_num(); part < 8; part += team) sum += work((uint64_t)(m * 8 + part), iters / 8);
+        for (int part = index; part < 8; part += parties) sum += work((uint64_t)(m * 8 + part), iters / 8);
         mine = !mine;
-        if (__atomic_add_fetch(arrived, 1, __ATOMIC_ACQ_REL) == team) {
+        if (__atomic_add_fetch(arrived, 1, __ATOMIC_ACQ_REL) == parties) {
             __atomic_store_n(arrived, 0, __ATOMIC_RELAXED);
             __atomic_store_n(sense, mine, __ATOMIC_RELEASE);
         } else {
@@ -41,5 +42,10 @@ static inline uint64_t meet(int meetings, long iters, int* arrived, int* sense, 
     while (cpus > seen && !__atomic_compare_exchange_n(widest, &seen, cpus, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     }
     return sum;
+}
+
+/* Inside a parallel region, on every thread of its team: meet_as() with the whole team. */
+static inline uint64_t meet(int meetings, long iters, int* arrived, int* sense, int* widest) {
+    return meet_as(omp_get_thread_num(), omp_get_num_threads(), meetings, iters, arrived, sense, widest);
 }
 #endif

@@ -1,11 +1,14 @@
 /* A program that calls a stand-in for BLIS (blis_standin.c: its threads meet in spin-waits
- * without a yield) and, in turn, regions of its own of the same shape, CALLS times each, with the
- * team OpenMP promises (dynamic adjustment off: the default). Under the shim at allotment 1 the
- * library's teams run on a CPU per thread while they run, the program's own confined
- * (adapters/omp/whole_team.hpp, spins_at_meetings).
+ * without a yield) and, in turn, regions of its own of the same shape, and `parallel sections`
+ * regions of two sections that meet so (velvet's shape: a producer and a consumer), CALLS times
+ * each, with the team OpenMP promises (dynamic adjustment off: the default). Under the shim at
+ * allotment 1 the library's teams and the sections run on a CPU per thread while they run, the
+ * program's own regions confined (adapters/omp/whole_team.hpp: spins_at_meetings,
+ * sections_may_meet).
  *   omp_spinning_team CALLS MEETINGS ITERS
  * stdout: "omp_spinning_team calls=<n> checksum=<c> blis_widest=<w,...> own_widest=<w,...>
- * max_threads=<m>": per call, the most CPUs a thread of its team could run on at its last meeting. */
+ * sections_widest=<w,...> max_threads=<m>": per call, the most CPUs a thread of its team could run
+ * on at its last meeting. */
 #define _GNU_SOURCE
 #include <omp.h>
 #include <stdio.h>
@@ -27,8 +30,8 @@ int main(int argc, char** argv) {
         return 2;
     }
     uint64_t checksum = 0;
-    char blis[512] = "", own[512] = "";
-    int at_blis = 0, at_own = 0;
+    char blis[512] = "", own[512] = "", sections[512] = "";
+    int at_blis = 0, at_own = 0, at_sections = 0;
     for (int c = 0; c < calls; ++c) {
         int widest = 0;
         checksum = checksum * 31 + standin_blis_meetings(meetings, iters, &widest);
@@ -39,8 +42,33 @@ int main(int argc, char** argv) {
         sum += meet(meetings, iters, &arrived, &sense, &most);
         checksum = checksum * 31 + sum;
         at_own += snprintf(own + at_own, sizeof own - at_own, "%s%d", c ? "," : "", most);
+        /* Two sections, one party each: a team of one would wait for ever (OpenMP promises two).
+         * Even calls: `parallel sections` as velvet writes it (gcc: GOMP_parallel_sections); odd
+         * ones with a reduction, which gcc compiles as `parallel` + `sections` (GOMP_parallel,
+         * GOMP_sections_start). */
+        arrived = sense = most = 0;
+        sum = 0;
+        if (c % 2 == 0) {
+#pragma omp parallel sections num_threads(2)
+            {
+#pragma omp section
+                __atomic_add_fetch(&sum, meet_as(0, 2, meetings, iters, &arrived, &sense, &most), __ATOMIC_RELAXED);
+#pragma omp section
+                __atomic_add_fetch(&sum, meet_as(1, 2, meetings, iters, &arrived, &sense, &most), __ATOMIC_RELAXED);
+            }
+        } else {
+#pragma omp parallel sections num_threads(2) reduction(+ : sum)
+            {
+#pragma omp section
+                sum += meet_as(0, 2, meetings, iters, &arrived, &sense, &most);
+#pragma omp section
+                sum += meet_as(1, 2, meetings, iters, &arrived, &sense, &most);
+            }
+        }
+        checksum = checksum * 31 + sum;
+        at_sections += snprintf(sections + at_sections, sizeof sections - at_sections, "%s%d", c ? "," : "", most);
     }
-    printf("omp_spinning_team calls=%d checksum=%llu blis_widest=%s own_widest=%s max_threads=%d\n", calls,
-           (unsigned long long)checksum, blis, own, omp_get_max_threads());
+    printf("omp_spinning_team calls=%d checksum=%llu blis_widest=%s own_widest=%s sections_widest=%s max_threads=%d\n",
+           calls, (unsigned long long)checksum, blis, own, sections, omp_get_max_threads());
     return 0;
 }

@@ -1,15 +1,18 @@
-"""A library whose threads meet in spin-waits without a yield (BLIS: bli_thrcomm_barrier_atomic) is
-not confined below its team while its regions run (adapters/omp/whole_team.hpp, spins_at_meetings):
-confined to fewer CPUs than threads, each meeting waits for a kernel time slice (Debian's BLIS under
-NumPy at allotment 1 took 4x its one-thread time so, thirty-seventh session). omp_spinning_team
-calls a stand-in for BLIS (blis_standin.c, a file named as BLIS's) and regions of its own of the
-same shape in turn, with the team OpenMP promises (dynamic adjustment off, the default), and says
-how many CPUs each team's threads could run on at their last meeting, read with the raw system
-call. Throttled (a stand-in co-runner holds the rest of a P = 2 table: allotment 1), every library
-call after the first two must have run on every CPU and at least one of the program's own regions
-on one (the rule is the library's, not every team's), and the trace's confine_check column must
-read `spinning` and `confined`; with the library before, every call ran on one CPU after the
-start. The native answer alone, throttled and at APSHIM_P=8."""
+"""A library whose threads meet in spin-waits without a yield (BLIS: bli_thrcomm_barrier_atomic), and
+a `parallel sections` region whose sections do (velvet's producer and consumer), are not confined
+below their teams while they run (adapters/omp/whole_team.hpp: spins_at_meetings,
+sections_may_meet): confined to fewer CPUs than threads, each meeting waits for a kernel time slice
+(Debian's BLIS under NumPy at allotment 1 took 4x its one-thread time so, thirty-seventh session;
+velvet's velveth 7x, forty-fifth). omp_spinning_team calls a stand-in for BLIS (blis_standin.c, a
+file named as BLIS's), regions of its own of the same shape and sections regions of two sections
+that meet so, in turn, with the team OpenMP promises (dynamic adjustment off, the default), and
+says how many CPUs each team's threads could run on at their last meeting, read with the raw
+system call. Throttled (a stand-in co-runner holds the rest of a P = 2 table: allotment 1), every
+library call and sections region after the first two must have run on every CPU and at least one
+of the program's own regions on one (the rule is the library's and the sections', not every
+team's), and the trace's confine_check column must read `spinning` and `confined`; with the
+library before, every call ran on one CPU after the start (the sections too, before the forty-sixth
+session). The native answer alone, throttled and at APSHIM_P=8."""
 import sys
 
 from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus, stdout_words
@@ -57,5 +60,8 @@ if w:
     check.expect(len(blis) == 8 and all(x == cpus for x in blis[2:]),
                  f"throttled: every library call after the first two ran on all {cpus} CPUs (widths {blis})")
     check.expect(1 in own, f"throttled: the program's own regions of that shape were confined to one CPU (widths {own})")
+    sections = widths(w, "sections_widest")
+    check.expect(len(sections) == 8 and all(x == cpus for x in sections[2:]),
+                 f"throttled: every parallel sections region after the first two ran on all {cpus} CPUs (widths {sections})")
 run("P=8", shim.env(P=8, gat=shim.path("gat-p8")))
 check.done()

@@ -1,6 +1,6 @@
-// Which libraries' regions keep whole teams where the program allows smaller ones
-// (adapters/omp/whole_team.hpp): OpenBLAS's builds, and BLIS's (whole or one), by file name, and
-// nothing else.
+// Which regions keep whole teams where the program allows smaller ones (adapters/omp/whole_team.hpp):
+// OpenBLAS's builds, and BLIS's (whole or one), by file name, and `parallel sections` of two or
+// more sections; and which teams count as spinning.
 #include <catch2/catch.hpp>
 
 #include "adapters/omp/whole_team.hpp"
@@ -41,18 +41,32 @@ TEST_CASE("code outside such a library keeps the program's permission, asked twi
     CHECK(team_need(nullptr) == TeamNeed::any);
 }
 
-TEST_CASE("only BLIS's teams spin at their meetings, and a fork from elsewhere counts nothing", "[whole_team]") {
+TEST_CASE("only BLIS's teams spin at their meetings, and a team that does not spin counts nothing", "[whole_team]") {
     using apshim::omp_adapter::begin_spinning_team;
     using apshim::omp_adapter::spins_at_meetings;
     CHECK(spins_at_meetings(TeamNeed::whole_or_one));
     CHECK_FALSE(spins_at_meetings(TeamNeed::whole));  // OpenBLAS waits with sched_yield
     CHECK_FALSE(spins_at_meetings(TeamNeed::any));
-    // A fork from code outside such a library counts nothing, open or not.
     auto* state = new apshim::omp_adapter::State;
-    const void* here = reinterpret_cast<const void*>(&library_team_need);
-    CHECK_FALSE(begin_spinning_team(here, *state, 4, /*promised=*/true, /*sees_end=*/true));
-    CHECK_FALSE(begin_spinning_team(nullptr, *state, 4, /*promised=*/true, /*sees_end=*/true));
+    CHECK_FALSE(begin_spinning_team(*state, 4, /*spins=*/false, /*sees_end=*/true));
+    CHECK_FALSE(begin_spinning_team(*state, 1, /*spins=*/true, /*sees_end=*/true));  // a team of one meets nobody
     CHECK(state->spinning_team.load() == 0);
     CHECK(state->spinning_open.load() == 0);
+    CHECK(begin_spinning_team(*state, 2, /*spins=*/true, /*sees_end=*/true));
+    CHECK(state->spinning_team.load() == 2);
+    CHECK(state->spinning_open.load() == 1);
     delete state;
+}
+
+TEST_CASE("a parallel sections region of two or more sections needs its whole team", "[whole_team]") {
+    using apshim::omp_adapter::fork_team_need;
+    using apshim::omp_adapter::sections_may_meet;
+    const void* here = reinterpret_cast<const void*>(&library_team_need);
+    CHECK_FALSE(sections_may_meet(0));  // not a sections region
+    CHECK_FALSE(sections_may_meet(1));  // one section waits for nobody
+    CHECK(sections_may_meet(2));
+    CHECK(fork_team_need(here, 0) == TeamNeed::any);
+    CHECK(fork_team_need(here, 1) == TeamNeed::any);
+    CHECK(fork_team_need(here, 2) == TeamNeed::whole);
+    CHECK(fork_team_need(nullptr, 3) == TeamNeed::whole);
 }
