@@ -5,7 +5,9 @@
  * allotment 1 the library's teams and the sections run on a CPU per thread while they run, the
  * program's own regions confined (adapters/omp/whole_team.hpp: spins_at_meetings,
  * sections_may_meet).
- *   omp_spinning_team CALLS MEETINGS ITERS
+ *   omp_spinning_team CALLS MEETINGS ITERS [sections]
+ * `sections`: only `parallel sections` as velvet writes it, which gcc's libgomp sizes at its fork
+ * (GOMP_parallel_sections): a team of one would wait for ever where dynamic adjustment is on.
  * stdout: "omp_spinning_team calls=<n> checksum=<c> blis_widest=<w,...> own_widest=<w,...>
  * sections_widest=<w,...> max_threads=<m>": per call, the most CPUs a thread of its team could run
  * on at its last meeting. */
@@ -13,16 +15,18 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "meetings.h"
 
 uint64_t standin_blis_meetings(int meetings, long iters, int* widest);
 
 int main(int argc, char** argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: omp_spinning_team CALLS MEETINGS ITERS\n");
+    if (argc != 4 && !(argc == 5 && strcmp(argv[4], "sections") == 0)) {
+        fprintf(stderr, "usage: omp_spinning_team CALLS MEETINGS ITERS [sections]\n");
         return 2;
     }
+    const int sections_only = argc == 5;
     int calls = atoi(argv[1]), meetings = atoi(argv[2]);
     long iters = atol(argv[3]);
     if (calls < 1 || calls > 100 || meetings < 1 || iters < 8) {
@@ -33,22 +37,24 @@ int main(int argc, char** argv) {
     char blis[512] = "", own[512] = "", sections[512] = "";
     int at_blis = 0, at_own = 0, at_sections = 0;
     for (int c = 0; c < calls; ++c) {
-        int widest = 0;
-        checksum = checksum * 31 + standin_blis_meetings(meetings, iters, &widest);
-        at_blis += snprintf(blis + at_blis, sizeof blis - at_blis, "%s%d", c ? "," : "", widest);
         int arrived = 0, sense = 0, most = 0;
         uint64_t sum = 0;
+        if (!sections_only) {
+            int widest = 0;
+            checksum = checksum * 31 + standin_blis_meetings(meetings, iters, &widest);
+            at_blis += snprintf(blis + at_blis, sizeof blis - at_blis, "%s%d", c ? "," : "", widest);
 #pragma omp parallel reduction(+ : sum)
-        sum += meet(meetings, iters, &arrived, &sense, &most);
-        checksum = checksum * 31 + sum;
-        at_own += snprintf(own + at_own, sizeof own - at_own, "%s%d", c ? "," : "", most);
+            sum += meet(meetings, iters, &arrived, &sense, &most);
+            checksum = checksum * 31 + sum;
+            at_own += snprintf(own + at_own, sizeof own - at_own, "%s%d", c ? "," : "", most);
+        }
         /* Two sections, one party each: a team of one would wait for ever (OpenMP promises two).
          * Even calls: `parallel sections` as velvet writes it (gcc: GOMP_parallel_sections); odd
          * ones with a reduction, which gcc compiles as `parallel` + `sections` (GOMP_parallel,
          * GOMP_sections_start). */
         arrived = sense = most = 0;
         sum = 0;
-        if (c % 2 == 0) {
+        if (c % 2 == 0 || sections_only) {
 #pragma omp parallel sections num_threads(2)
             {
 #pragma omp section
