@@ -11,7 +11,7 @@
 //    parks before fetching (parking.hpp); a fetch that finds the loop done releases the parked;
 //  - those fetches and GOMP_ordered_start: a progress mark while timed (shim/confine_check.hpp);
 //  - GOMP_parallel_sections, GOMP_sections_start and GOMP_sections2_start: a region of two or more
-//    sections counts as a team that spins at its meetings (whole_team.hpp: sections_may_meet).
+//    sections is counted, and spins once it stays open (whole_team.hpp: begin_sections_team).
 // Not covered: the GOMP 1.0 pair GOMP_parallel_start/end (compilers before GCC 4.9), taskloop
 // bodies (timed as part of whatever encloses them), ordered and critical waits (counted as work).
 #include <alloca.h>
@@ -139,10 +139,10 @@ public:
         int n = reserve_team(g_gomp_state, request, icvs, opted_in, reserved_);
         int team = n > 0 ? n : icvs.max_threads;
         note_fork(g_gomp_state, team);
-        // A sections region's spinning team: the threads that run its sections at once.
-        const bool meets = sections_may_meet(sections);
-        spinning_ = begin_spinning_team(g_gomp_state, meets ? std::min(team, static_cast<int>(sections)) : team,
-                                        meets || (promised && spins_at_meetings(need)), /*sees_end=*/true);
+        spinning_ = begin_spinning_team(g_gomp_state, team, promised && spins_at_meetings(need), /*sees_end=*/true);
+        // A sections region's team: the threads that run its sections at once.
+        if (sections_may_meet(sections))
+            sections_ = begin_sections_team(g_gomp_state, std::min(team, static_cast<int>(sections)));
         if (n > 0) size_ = static_cast<unsigned>(n);
         open_here_ = true;
         t_open_team = this;
@@ -150,6 +150,7 @@ public:
     ~OutermostTeam() {
         if (open_here_) t_open_team = nullptr;
         if (spinning_) end_spinning_team(g_gomp_state);
+        if (sections_) end_sections_team(g_gomp_state);
         release_team(g_gomp_state, reserved_);
         if (dynamic_back_) dynamic_back_(1);
     }
@@ -160,13 +161,12 @@ public:
     Region* region() { return &region_; }
     // On the forking thread, the region open: a sections construct of `sections` inside it
     // (`parallel` + `sections`, as gcc compiles `parallel sections` with a reduction): its team
-    // counts as spinning until the region ends, as a combined one's does from its fork.
+    // is counted until the region ends, as a combined one's is from its fork.
     void sections_begin(unsigned sections) {
-        if (spinning_ || !sections_may_meet(sections)) return;
+        if (sections_ || !sections_may_meet(sections)) return;
         auto num_threads = gomp.num_threads.get();
         int team = num_threads ? num_threads() : static_cast<int>(size_);
-        spinning_ = begin_spinning_team(g_gomp_state, std::min(team, static_cast<int>(sections)), /*spins=*/true,
-                                        /*sees_end=*/true);
+        sections_ = begin_sections_team(g_gomp_state, std::min(team, static_cast<int>(sections)));
     }
     // The outermost region this thread forked and still runs (null: none).
     static thread_local OutermostTeam* t_open_team;
@@ -175,7 +175,8 @@ private:
     Region region_;
     unsigned size_;
     int reserved_ = 0;
-    bool spinning_ = false;  // a team that spins at its meetings (whole_team.hpp)
+    bool spinning_ = false;  // a team of a library that spins at its meetings (whole_team.hpp)
+    bool sections_ = false;  // a sections region whose sections may meet (begin_sections_team)
     bool open_here_ = false;  // outermost: t_open_team is this one
     SetDynamic dynamic_back_ = nullptr;  // libgomp's omp_set_dynamic, where dyn-var is off for the region
 };
@@ -318,8 +319,8 @@ APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)
 APSHIM_GOMP_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 
 // A sections construct inside an outermost region (`parallel` + `sections`): on the forking thread,
-// where it meets two or more sections, the region's team counts as spinning (whole_team.hpp:
-// sections_may_meet). GOMP_sections2_start: the same with reductions (GCC 11 and later).
+// where it meets two or more sections, the region's team is counted (whole_team.hpp:
+// begin_sections_team). GOMP_sections2_start: the same with reductions (GCC 11 and later).
 namespace {
 void note_sections(unsigned count) noexcept {
     OutermostTeam* team = OutermostTeam::t_open_team;

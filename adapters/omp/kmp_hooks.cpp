@@ -13,7 +13,7 @@
 //    its teammates wait for (LLVM's kmp_doacross_check hung; tests/peer);
 //  - __kmpc_flush: while confined, a thread spinning on flushes gives its CPU to a teammate;
 //  - __kmpc_for_static_init_4 with the sections flag: a `parallel sections` region's team is
-//    counted as spinning (whole_team.hpp: sections_may_meet);
+//    counted, and spins once it stays open (whole_team.hpp: begin_sections_team);
 //  - __kmpc_omp_task_alloc / __kmpc_omp_task: at allotment 1, tasks made inside tasks run at once;
 //  - __kmpc_ordered, and every chunk fetch: a progress mark while timed (shim/confine_check.hpp);
 //  - kmp_set_blocktime(_): the program's own choice of waiting, which the shim then leaves alone
@@ -366,8 +366,8 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_flush(ident_t* loc
 // `#pragma omp sections` in clang builds: each thread's share of the sections through
 // __kmpc_for_static_init_4, whose ident carries the sections flag (KMP_IDENT_WORK_SECTIONS) and
 // whose bounds count them. The fork cannot tell a `parallel sections` region from any other, so
-// its forking thread counts the region's team as spinning here, the first time it meets two or
-// more sections (whole_team.hpp: sections_may_meet; ompt_hooks.cpp: kmp_sections_begin). The
+// its forking thread counts the region's team here, the first time it meets two or more sections
+// (whole_team.hpp: begin_sections_team; ompt_hooks.cpp: kmp_sections_begin). The
 // other suffixes (_4u, _8, _8u) are static loops only: clang numbers sections with int.
 namespace {
 struct KmpIdent {  // ident_t's head (kmp.h)

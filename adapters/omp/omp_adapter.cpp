@@ -7,6 +7,7 @@
 
 #include "adapters/common/clock.hpp"
 #include "adapters/omp/gomp_spin.hpp"
+#include "adapters/omp/whole_team.hpp"
 
 namespace apshim::omp_adapter {
 
@@ -45,7 +46,8 @@ Sample OmpAdapter::sample() {
     return out;
 }
 
-// The widest spinning team begun since the last sample, or still open from before (whole_team.hpp).
+// The widest spinning team begun since the last sample, or still open from before, and a sections
+// region's once it stayed open through kSectionsHeldSamples samples with none begun (whole_team.hpp).
 int OmpAdapter::spinning_team_now() noexcept {
     int team = state_.spinning_team.exchange(0, std::memory_order_relaxed);
     if (state_.spinning_open.load(std::memory_order_relaxed) > 0) {
@@ -54,6 +56,14 @@ int OmpAdapter::spinning_team_now() noexcept {
     } else {
         open_spinning_team_ = 0;
     }
+    unsigned begun = state_.sections_begun.load(std::memory_order_relaxed);
+    if (state_.sections_open.load(std::memory_order_relaxed) > 0 && begun == sections_begun_) {
+        if (++sections_held_ >= kSectionsHeldSamples)
+            team = std::max(team, state_.sections_team.load(std::memory_order_relaxed));
+    } else {
+        sections_held_ = 0;
+    }
+    sections_begun_ = begun;
     return team;
 }
 
@@ -155,6 +165,9 @@ void OmpAdapter::after_fork_child() {
     state_.spinning_open.store(0);
     state_.spinning_team.store(0);
     open_spinning_team_ = 0;
+    state_.sections_open.store(0);
+    state_.sections_team.store(0);
+    sections_held_ = 0;
     state_.lot.reset();
     state_.cpu_total.reset();
     sampler_.reset();

@@ -42,6 +42,8 @@ private:
     std::uint64_t last_ns_ = 0, last_forks_ = 0;
     bool timed_throughout_ = false;  // the hooks timed everything since the last sample (tbb_adapter.cpp)
     int open_spinning_team_ = 0;     // the widest spinning team of those still open (spinning_team_now)
+    unsigned sections_begun_ = 0;    // State::sections_begun at the last sample
+    int sections_held_ = 0;          // samples since, a sections region open and none begun
 };
 
 extern OmpAdapter g_kmp, g_gomp;

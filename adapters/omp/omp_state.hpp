@@ -79,6 +79,12 @@ struct State {
     // (whole_team.hpp: begin_spinning_team). Touched at such forks and ends only.
     std::atomic<int> spinning_open{0};
     std::atomic<int> spinning_team{0};
+    // `parallel sections` regions whose sections may meet (whole_team.hpp: begin_sections_team)
+    // open now, how many ever began, and the team of the last to begin: OmpAdapter::sample counts
+    // one as spinning once it stays open without another beginning. Touched at such regions only.
+    std::atomic<int> sections_open{0};
+    std::atomic<unsigned> sections_begun{0};
+    std::atomic<int> sections_team{0};
     // The objects the hooks' entry points were found in for their callers (next_fn.hpp): two of
     // them, two copies of the runtime in the process, and then the hooks stop adapting it.
     RuntimeCopies copies;

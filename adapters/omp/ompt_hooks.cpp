@@ -38,6 +38,7 @@ struct RegionReservation {
     int asked_pending = 0, asked = 0, actual = 0;
     // Counted open by begin_spinning_team() (whole_team.hpp): the region forked (pending), the one open.
     bool spinning_pending = false, spinning = false;
+    bool sections = false;  // the one open: counted by begin_sections_team() (kmp_sections_begin)
     const void* codeptr = nullptr;  // the outermost of them: its code address (ends_region)
     // libomp's omp_set_dynamic where the fork turned this thread's dyn-var off for a library that
     // needs its whole team (kmp_hooks.cpp, whole_team.hpp): called with 1 when the region ends.
@@ -63,6 +64,7 @@ void on_parallel_end(ompt::Data*, ompt::Data*, int, const void*) {
         release_team(g_kmp_state, r.owned);
         r.owned = 0;
         if (std::exchange(r.spinning, false)) end_spinning_team(g_kmp_state);
+        if (std::exchange(r.sections, false)) end_sections_team(g_kmp_state);
         r.codeptr = nullptr;
         if (auto back = std::exchange(r.dynamic_back, nullptr)) back(1);
     }
@@ -188,9 +190,8 @@ void kmp_sections_begin(long sections) noexcept {
     RegionReservation& r = t_reservation;
     const ThreadState& t = t_state;
     // The forking thread of an outermost region whose end OMPT reports (r.depth: 0 without it).
-    if (r.depth != 1 || t.level != 1 || t.team_index != 0 || r.spinning || !sections_may_meet(sections)) return;
-    int team = static_cast<int>(std::min<long>(r.actual, sections));
-    r.spinning = begin_spinning_team(g_kmp_state, team, /*spins=*/true, /*sees_end=*/true);
+    if (r.depth != 1 || t.level != 1 || t.team_index != 0 || r.sections || !sections_may_meet(sections)) return;
+    r.sections = begin_sections_team(g_kmp_state, static_cast<int>(std::min<long>(r.actual, sections)));
 }
 
 void kmp_outermost_fork(int reserved, void (*dynamic_back)(int), int asked, bool spinning) noexcept {
@@ -200,6 +201,7 @@ void kmp_outermost_fork(int reserved, void (*dynamic_back)(int), int asked, bool
     release_team(g_kmp_state, r.pending + r.owned);
     for (bool open : {std::exchange(r.spinning_pending, false), std::exchange(r.spinning, false)})
         if (open) end_spinning_team(g_kmp_state);
+    if (std::exchange(r.sections, false)) end_sections_team(g_kmp_state);
     r.spinning_pending = spinning;
     if (r.dynamic_back && r.dynamic_back != dynamic_back) r.dynamic_back(1);
     r.pending = reserved;

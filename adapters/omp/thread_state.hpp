@@ -265,6 +265,6 @@ namespace apshim::omp_adapter {
 void kmp_outermost_fork(int reserved, void (*dynamic_back)(int) = nullptr, int asked = 0, bool spinning = false) noexcept;
 // libomp (kmp_hooks.cpp), on a thread entering a sections construct of `sections` sections: on the
 // forking thread of an outermost region, the first time, the threads that run them at once are
-// counted as a spinning team until the region ends (whole_team.hpp: sections_may_meet).
+// counted until the region ends (whole_team.hpp: begin_sections_team).
 void kmp_sections_begin(long sections) noexcept;
 }  // namespace apshim::omp_adapter

@@ -54,6 +54,16 @@ bool begin_spinning_team(State& s, int team, bool spins, bool sees_end) noexcept
 
 void end_spinning_team(State& s) noexcept { s.spinning_open.fetch_sub(1, std::memory_order_relaxed); }
 
+bool begin_sections_team(State& s, int team) noexcept {
+    if (team <= 1) return false;
+    s.sections_team.store(team, std::memory_order_relaxed);
+    s.sections_begun.fetch_add(1, std::memory_order_relaxed);
+    s.sections_open.fetch_add(1, std::memory_order_relaxed);
+    return true;
+}
+
+void end_sections_team(State& s) noexcept { s.sections_open.fetch_sub(1, std::memory_order_relaxed); }
+
 TeamNeed team_need(const void* site) noexcept {
     if (!site) return TeamNeed::any;
     return static_cast<TeamNeed>(cached_site_answer(site, &kOwner, [](const void* at) {

@@ -79,10 +79,15 @@ inline bool spins_at_meetings(TeamNeed need) noexcept { return need == TeamNeed:
 // one section to the other through spin-waits for its whole run: natively 1.1 s, confined to one
 // CPU at allotment 1 10.7 s (natively under `taskset` on one CPU 11.6 s), and with a team of one
 // (APSHIM_SHRINK_TEAMS=1, natively OMP_THREAD_LIMIT=1) it waits for ever (tests/real/RESULTS.md,
-// forty-fifth session). Sections of independent work lose nothing in a team of the size asked
-// for and on a CPU per section: they are counted as spinning teams too. Told apart by libgomp's
-// GOMP_parallel_sections (its count) and libomp's __kmpc_for_static_init_4 (the ident's sections
-// flag, and its bounds).
+// forty-fifth session). Such a region counts as a spinning team once it stays open through
+// kSectionsHeldSamples of the controller's cycles with no other beginning (begin_sections_team,
+// OmpAdapter::sample): a region of sections that meet stays open, confined, until the kernel lets
+// each meeting through, and a long one is long anyway. Short regions of independent sections stay
+// held to the allotment: tesseract's LSTM forks `parallel sections num_threads(4)` hundreds of
+// times a second, each well under a cycle (real.tesseract: 1.49 CPUs at allotment 1 where every
+// such region counted at once). Told apart by libgomp's GOMP_parallel_sections (its count) and
+// GOMP_sections_start, and libomp's __kmpc_for_static_init_4 (the ident's sections flag, and its
+// bounds).
 inline bool sections_may_meet(long sections) noexcept { return sections >= 2; }
 
 // What a region forked from `site` needs: its library's (team_need), and a whole team for a
@@ -95,8 +100,7 @@ inline TeamNeed fork_team_need(const void* site, long sections) noexcept {
 
 // Both runtimes' hooks, once an outermost team is sized: `team` threads that meet in spin-waits
 // (`spins`: a library that spins_at_meetings() with the team OpenMP promised, the program not
-// having allowed smaller teams, or the threads that run a `parallel sections` region's sections
-// at once) are counted in `s` (State::spinning_team, and State::spinning_open until
+// having allowed smaller teams) are counted in `s` (State::spinning_team, and State::spinning_open until
 // end_spinning_team() where the hook sees the region's end: `sees_end`) if more than one. Where
 // the program allowed smaller teams, a library's team is the shim's choice: one thread at an
 // allotment below it (keep_whole_team), and a wider one formed before the first allotment (a
@@ -104,6 +108,16 @@ inline TeamNeed fork_team_need(const void* site, long sections) noexcept {
 // Returns whether it is counted open.
 bool begin_spinning_team(State& s, int team, bool spins, bool sees_end) noexcept;
 void end_spinning_team(State& s) noexcept;
+
+// Both runtimes' hooks, on the forking thread of an outermost `parallel sections` region that may
+// meet (sections_may_meet), once it knows the `team` of threads that run its sections at once: a
+// team of more than one is counted open in `s` until end_sections_team(), and begun (State::
+// sections_open, sections_begun, sections_team). Returns whether it is counted open.
+bool begin_sections_team(State& s, int team) noexcept;
+void end_sections_team(State& s) noexcept;
+// Controller cycles (OmpAdapter::sample) a sections region stays open, no other beginning, before
+// it counts as spinning: 15 ms at the default 5 ms cycle.
+inline constexpr int kSectionsHeldSamples = 3;
 
 // The decision for a file name (the basename of dladdr's dli_fname), exposed for the unit tests.
 TeamNeed library_team_need(const char* file) noexcept;

@@ -58,6 +58,25 @@ TEST_CASE("only BLIS's teams spin at their meetings, and a team that does not sp
     delete state;
 }
 
+TEST_CASE("a sections region of a team of two or more is counted open and begun, a team of one is not", "[whole_team]") {
+    using apshim::omp_adapter::begin_sections_team;
+    using apshim::omp_adapter::end_sections_team;
+    auto* state = new apshim::omp_adapter::State;
+    CHECK_FALSE(begin_sections_team(*state, 1));
+    CHECK(state->sections_open.load() == 0);
+    CHECK(state->sections_begun.load() == 0);
+    CHECK(begin_sections_team(*state, 3));
+    CHECK(begin_sections_team(*state, 2));  // a second root's: the team is the last begun
+    CHECK(state->sections_open.load() == 2);
+    CHECK(state->sections_begun.load() == 2);
+    CHECK(state->sections_team.load() == 2);
+    end_sections_team(*state);
+    end_sections_team(*state);
+    CHECK(state->sections_open.load() == 0);
+    CHECK(state->spinning_open.load() == 0);  // not a library's spinning team
+    delete state;
+}
+
 TEST_CASE("a parallel sections region of two or more sections needs its whole team", "[whole_team]") {
     using apshim::omp_adapter::fork_team_need;
     using apshim::omp_adapter::sections_may_meet;
