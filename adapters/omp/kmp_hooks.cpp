@@ -367,8 +367,8 @@ extern "C" __attribute__((visibility("default"))) void __kmpc_flush(ident_t* loc
 // __kmpc_for_static_init_4, whose ident carries the sections flag (KMP_IDENT_WORK_SECTIONS) and
 // whose bounds count them. The fork cannot tell a `parallel sections` region from any other, so
 // its forking thread counts the region's team here, the first time it meets two or more sections
-// (whole_team.hpp: begin_sections_team; ompt_hooks.cpp: kmp_sections_begin). The
-// other suffixes (_4u, _8, _8u) are static loops only: clang numbers sections with int.
+// (whole_team.hpp: begin_sections_team; ompt_hooks.cpp: kmp_sections_begin). The other suffixes
+// (_4u, _8, _8u) are static loops only: clang numbers sections with int.
 namespace {
 struct KmpIdent {  // ident_t's head (kmp.h)
     kmp_int32 reserved_1;
