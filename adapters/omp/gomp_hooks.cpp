@@ -144,11 +144,10 @@ public:
         if (sections_may_meet(sections))
             sections_ = begin_sections_team(g_gomp_state, std::min(team, static_cast<int>(sections)));
         if (n > 0) size_ = static_cast<unsigned>(n);
-        open_here_ = true;
         t_open_team = this;
     }
     ~OutermostTeam() {
-        if (open_here_) t_open_team = nullptr;
+        if (t_open_team == this) t_open_team = nullptr;
         if (spinning_) end_spinning_team(g_gomp_state);
         if (sections_) end_sections_team(g_gomp_state);
         release_team(g_gomp_state, reserved_);
@@ -177,7 +176,6 @@ private:
     int reserved_ = 0;
     bool spinning_ = false;  // a team of a library that spins at its meetings (whole_team.hpp)
     bool sections_ = false;  // a sections region whose sections may meet (begin_sections_team)
-    bool open_here_ = false;  // outermost: t_open_team is this one
     SetDynamic dynamic_back_ = nullptr;  // libgomp's omp_set_dynamic, where dyn-var is off for the region
 };
 
