@@ -49,12 +49,13 @@ int main(int argc, char** argv) {
             at_own += snprintf(own + at_own, sizeof own - at_own, "%s%d", c ? "," : "", most);
         }
         /* Two sections, one party each: a team of one would wait for ever (OpenMP promises two).
-         * Even calls: `parallel sections` as velvet writes it (gcc: GOMP_parallel_sections); odd
-         * ones with a reduction, which gcc compiles as `parallel` + `sections` (GOMP_parallel,
-         * GOMP_sections_start). */
+         * In turn: `parallel sections` as velvet writes it (gcc: GOMP_parallel_sections); with a
+         * reduction, which gcc compiles as `parallel` + `sections` (GOMP_parallel,
+         * GOMP_sections_start); and a `sections` construct with a task reduction inside a
+         * `parallel` region (gcc: GOMP_sections2_start; clang's builds: a plain reduction). */
         arrived = sense = most = 0;
         sum = 0;
-        if (c % 2 == 0 || sections_only) {
+        if (c % 3 == 0 || sections_only) {
 #pragma omp parallel sections num_threads(2)
             {
 #pragma omp section
@@ -62,8 +63,22 @@ int main(int argc, char** argv) {
 #pragma omp section
                 __atomic_add_fetch(&sum, meet_as(1, 2, meetings, iters, &arrived, &sense, &most), __ATOMIC_RELAXED);
             }
-        } else {
+        } else if (c % 3 == 1) {
 #pragma omp parallel sections num_threads(2) reduction(+ : sum)
+            {
+#pragma omp section
+                sum += meet_as(0, 2, meetings, iters, &arrived, &sense, &most);
+#pragma omp section
+                sum += meet_as(1, 2, meetings, iters, &arrived, &sense, &most);
+            }
+        } else {
+#if defined(__clang__)
+#define APSHIM_SECTIONS_REDUCTION reduction(+ : sum)
+#else
+#define APSHIM_SECTIONS_REDUCTION reduction(task, + : sum)
+#endif
+#pragma omp parallel num_threads(2)
+#pragma omp sections APSHIM_SECTIONS_REDUCTION
             {
 #pragma omp section
                 sum += meet_as(0, 2, meetings, iters, &arrived, &sense, &most);

@@ -5,7 +5,8 @@ sections_may_meet): confined to fewer CPUs than threads, each meeting waits for 
 (Debian's BLIS under NumPy at allotment 1 took 4x its one-thread time so, thirty-seventh session;
 velvet's velveth 7x, forty-fifth). omp_spinning_team calls a stand-in for BLIS (blis_standin.c, a
 file named as BLIS's), regions of its own of the same shape and sections regions of two sections
-that meet so, in turn, with the team OpenMP promises (dynamic adjustment off, the default), and
+that meet so (in gcc's three entry points in turn: GOMP_parallel_sections, GOMP_sections_start,
+GOMP_sections2_start), in turn, with the team OpenMP promises (dynamic adjustment off, the default), and
 says how many CPUs each team's threads could run on at their last meeting, read with the raw
 system call. Throttled (a stand-in co-runner holds the rest of a P = 2 table: allotment 1), every
 library call and sections region after the first two must have run on every CPU and at least one
