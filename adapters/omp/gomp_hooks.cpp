@@ -1,6 +1,6 @@
 // GCC libgomp (gcc -fopenmp programs on their own runtime), inside the program's threads.
 // libgomp has no OMPT, so the shim times its entry points (research/libomp-hooks.md):
-//  - GOMP_parallel* start every region (GCC 4.9+): cap num_threads (0 = default) for outermost
+//  - GOMP_parallel* start every region (GCC 4.9+; GOMP_parallel_reductions: GCC 9+): cap num_threads (0 = default) for outermost
 //    regions, and run the outlined function inside a work frame (thread_state.hpp);
 //  - the waits (GOMP_barrier, GOMP_loop_end, GOMP_sections_end, GOMP_taskwait,
 //    GOMP_taskgroup_end) run inside a wait frame; the region's end barrier lies outside the
@@ -66,6 +66,9 @@ void park_here() noexcept {
 }
 
 struct Region {
+    // First: GOMP_parallel_reductions reads the region's task reductions through the first word
+    // of the data it is handed (`*(uintptr_t**)data`), so that word is a copy of the program's.
+    void* reductions;
     Fn fn;
     void* data;
     int asked;  // whole_team_asked(): the team it asked for where it may get fewer, else 0
@@ -83,7 +86,7 @@ struct Region {
 #define APSHIM_UNCHECKED_READ __attribute__((noipa, no_sanitize("thread")))
 #endif
 APSHIM_UNCHECKED_READ Region handed_over(const Region* p) noexcept {
-    return Region{p->fn, p->data, p->asked};
+    return Region{p->reductions, p->fn, p->data, p->asked};
 }
 
 // On a thread of an outermost region that asked for `asked` threads: the primary counts the
@@ -124,8 +127,9 @@ void run_region(void* p) {
 // when the region starts).
 class OutermostTeam {
 public:
-    OutermostTeam(Fn fn, void* data, unsigned num_threads, const void* site, unsigned sections = 0)
-        : region_{fn, data, 0}, size_(num_threads) {
+    OutermostTeam(Fn fn, void* data, unsigned num_threads, const void* site, unsigned sections = 0,
+                  void* reductions = nullptr)
+        : region_{reductions, fn, data, 0}, size_(num_threads) {
         if (!gomp.outermost()) return;
         mark_external(g_gomp_state, t_state);  // the forking thread (busy.hpp)
         bool opted_in = shrink_allowed_by_user();
@@ -279,6 +283,23 @@ APSHIM_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigne
     }
     OutermostTeam team(fn, data, num_threads, APSHIM_CALLER, count);
     real_fn(&run_region, team.region(), team.size(), count, flags);
+}
+
+// `parallel` with a task reduction (GCC 9 and later): libgomp registers the reductions for the team
+// it forms, read through the data's first word, which region() carries (Region::reductions).
+namespace {
+NextFn<unsigned (*)(Fn, void*, unsigned, unsigned)> next_GOMP_parallel_reductions{"GOMP_parallel_reductions",
+                                                                                 &g_gomp_state.copies};
+APSHIM_RESOLVE_AT_LOAD(next_GOMP_parallel_reductions)
+}
+APSHIM_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
+    auto real_fn = apshim::must_exist(next_GOMP_parallel_reductions.for_caller(APSHIM_CALLER), "GOMP_parallel_reductions");
+    if (!hooks_on()) {
+        passthrough_fork(num_threads);
+        return real_fn(fn, data, num_threads, flags);
+    }
+    OutermostTeam team(fn, data, num_threads, APSHIM_CALLER, 0, *static_cast<void**>(data));
+    return real_fn(&run_region, team.region(), team.size(), flags);
 }
 
 // `parallel for` with a schedule is one combined call (GOMP 4.0): same treatment as
