@@ -17,6 +17,11 @@ apshim-cap) becomes the program's own knob, and the job prints one line
     real_job.py xtb DIR [--threads N]           xtb: caffeine's geometry optimized, then its frequencies
                                                 (quick: optimized only; OpenMP on libgomp beside Debian's
                                                 default pthreads OpenBLAS)
+    real_job.py cp2k DIR [--threads N]          cp2k.psmp: the PBE energy of two water molecules (OpenMP,
+                                                libgomp; one MPI rank, no mpirun); quick too (one molecule
+                                                takes longer: more SCF steps)
+    real_job.py rtsne DIR [--threads N]         R's Rtsne (OpenMP, libgomp): 4000 x 30 points, 400 iterations
+                                                (quick: 2000, 250)
 
 Without --threads each program does what it does by default on this machine: gm, OpenBLAS and
 scikit-learn start one OpenMP thread per CPU; flexbar (default one thread) gets `-n <CPUs>`, what
@@ -24,7 +29,9 @@ a user would type; OpenCV runs its oneTBB arena at one thread per CPU; tesseract
 threads whatever the CPUs (num_threads(4)). With --threads N: OMP_NUM_THREADS=N (gm, OpenBLAS,
 scikit-learn), `flexbar -n N`, cv2.setNumThreads(N) (OpenCV), OMP_THREAD_LIMIT=N (tesseract, whose
 num_threads clause overrides OMP_NUM_THREADS: the knob its users are told to set),
-OMP_NUM_THREADS=N for xtb (which its pthreads OpenBLAS reads too). The inputs'
+OMP_NUM_THREADS=N for xtb (which its pthreads OpenBLAS reads too) and cp2k, Rtsne's num_threads
+argument (one per CPU without --threads: the package's default is one thread, so a user who wants
+it parallel names a count). The inputs'
 sizes (written by `prepare`, --quick for smaller ones) decide the run times: about 2-5 s each
 alone natively on 2 idle cores (quick: about 1 s).
 """
@@ -99,6 +106,64 @@ H 7.5800 -1.1410 0.8800
 H 7.5780 -1.1450 -0.8680
 H 6.9570 0.2800 0.0040
 """
+
+
+# cp2k's input: a PBE/DZVP energy of two water molecules in a 9 A cell.
+CP2K_INPUT = """&GLOBAL
+  PROJECT h2o
+  RUN_TYPE ENERGY
+  PRINT_LEVEL LOW
+&END GLOBAL
+&FORCE_EVAL
+  METHOD QS
+  &DFT
+    BASIS_SET_FILE_NAME BASIS_MOLOPT
+    POTENTIAL_FILE_NAME GTH_POTENTIALS
+    &MGRID
+      CUTOFF 300
+      REL_CUTOFF 40
+    &END MGRID
+    &SCF
+      EPS_SCF 1.0E-7
+      MAX_SCF 50
+    &END SCF
+    &XC
+      &XC_FUNCTIONAL PBE
+      &END XC_FUNCTIONAL
+    &END XC
+  &END DFT
+  &SUBSYS
+    &CELL
+      ABC 9.0 9.0 9.0
+    &END CELL
+    &COORD
+{coords}
+    &END COORD
+    &KIND H
+      BASIS_SET DZVP-MOLOPT-SR-GTH
+      POTENTIAL GTH-PBE-q1
+    &END KIND
+    &KIND O
+      BASIS_SET DZVP-MOLOPT-SR-GTH
+      POTENTIAL GTH-PBE-q6
+    &END KIND
+  &END SUBSYS
+&END FORCE_EVAL
+"""
+WATERS = ["O 0.000000 0.000000 -0.065587", "H 0.000000 -0.757136 0.520545", "H 0.000000 0.757136 0.520545",
+          "O 3.000000 0.300000 0.100000", "H 3.600000 -0.400000 0.300000", "H 3.500000 1.000000 0.300000"]
+# Rtsne: a seeded 30-dimensional cloud with a shifted half; the embedding's size and last cost,
+# printed to 1e-6 (the same at any thread count on the dev VM, tests/real/RESULTS.md).
+RTSNE_SCRIPT = """library(Rtsne)
+args <- commandArgs(trailingOnly = TRUE)
+n <- as.integer(args[1]); iters <- as.integer(args[2]); threads <- as.integer(args[3])
+set.seed(42)
+X <- matrix(rnorm(n * 30), ncol = 30)
+X[1:(n / 2), 1:5] <- X[1:(n / 2), 1:5] + 3
+r <- Rtsne(X, num_threads = threads, max_iter = iters, check_duplicates = FALSE)
+cat(sprintf("%.6f %.6f\\n", sum(abs(r$Y)), r$itercosts[length(r$itercosts)]))
+"""
+RTSNE_ARGS = {False: ["4000", "400"], True: ["2000", "250"]}
 
 
 def xtb_checksum(tmp):
@@ -211,6 +276,32 @@ def run_once(kind, folder, quick, threads, env):
                 r = subprocess.run(["/usr/bin/xtb", "caffeine.xyz", "--" + task], env=env, cwd=tmp, stdout=out,
                                    stderr=subprocess.DEVNULL)
             line = f"xtb caffeine {task} checksum={xtb_checksum(tmp) if r.returncode == 0 else 'none'}"
+        elif kind == "cp2k":
+            if not os.path.exists("/usr/bin/cp2k.psmp"):
+                sys.exit("real_job.py: cp2k is not installed (Debian: apt-get install cp2k)")
+            with open(os.path.join(tmp, "h2o.inp"), "w") as f:
+                f.write(CP2K_INPUT.format(coords="\n".join("      " + a for a in WATERS)))
+            # Open MPI refuses root unless told, and looks for networks a single rank does not need.
+            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl="self,vader")
+            r = subprocess.run(["/usr/bin/cp2k.psmp", "-i", "h2o.inp", "-o", "out.txt"], env=env, cwd=tmp,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            energy = None
+            if r.returncode == 0:
+                with open(os.path.join(tmp, "out.txt")) as f:
+                    m = re.findall(r"ENERGY\| Total FORCE_EVAL.*?(-?\d+\.\d+)\s*$", f.read(), re.M)
+                energy = f"{float(m[-1]):.9f}" if m else None
+            line = f"cp2k waters=2 checksum={energy or 'none'}"
+        elif kind == "rtsne":
+            if not os.path.exists("/usr/lib/R/site-library/Rtsne"):
+                sys.exit("real_job.py: Rtsne is not installed (Debian: apt-get install r-cran-rtsne)")
+            script = os.path.join(tmp, "rt.R")
+            with open(script, "w") as f:
+                f.write(RTSNE_SCRIPT)
+            n = threads if threads is not None else len(os.sched_getaffinity(0))
+            r = subprocess.run(["/usr/bin/Rscript", script] + RTSNE_ARGS[quick] + [str(n)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            digest = hashlib.sha256(r.stdout.encode()).hexdigest()[:16] if r.returncode == 0 else "none"
+            line = f"rtsne points={RTSNE_ARGS[quick][0]} checksum={digest}"
         else:
             sys.exit(f"real_job.py: unknown program {kind!r}\n{__doc__}")
     return line, r
@@ -229,7 +320,7 @@ def main(argv):
     with open(os.path.join(folder, "stamp")) as f:
         quick = "quick=True" in f.read()
     env = dict(os.environ)
-    if threads is not None and kind in ("gm", "gmloop", "numpy", "scipy", "sklearn", "xtb"):
+    if threads is not None and kind in ("gm", "gmloop", "numpy", "scipy", "sklearn", "xtb", "cp2k"):
         env["OMP_NUM_THREADS"] = str(threads)
     start = time.monotonic()
     with OutsideHog() if HOG else contextlib.nullcontext():

@@ -512,7 +512,9 @@ def main():
     sc.shim_lib = os.path.join(build, "shim", "libapshim.so")
     if any(configs.is_shim(c) for c in sc.configs) and not os.path.exists(sc.shim_lib):
         ap.error(f"{sc.shim_lib} missing")
-    out_dir = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "latest", sc.name)
+    # Absolute: the jobs get trace paths in it, and a job that runs its program elsewhere (xtb and
+    # cp2k in a temporary folder) would write a relative one there.
+    out_dir = os.path.abspath(args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "latest", sc.name))
     os.makedirs(out_dir, exist_ok=True)
     for f in os.listdir(out_dir):
         if f.startswith("trace-") or f.endswith(".png"):
