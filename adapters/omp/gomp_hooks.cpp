@@ -1,7 +1,8 @@
 // GCC libgomp (gcc -fopenmp programs on their own runtime), inside the program's threads.
 // libgomp has no OMPT, so the shim times its entry points (research/libomp-hooks.md):
-//  - GOMP_parallel* start every region (GCC 4.9+; GOMP_parallel_reductions: GCC 9+): cap num_threads (0 = default) for outermost
-//    regions, and run the outlined function inside a work frame (thread_state.hpp);
+//  - GOMP_parallel* start every region (GCC 4.9+; GOMP_parallel_reductions, a region with a task
+//    reduction: GCC 9+): cap num_threads (0 = default) for outermost regions, and run the outlined
+//    function inside a work frame (thread_state.hpp);
 //  - the waits (GOMP_barrier, GOMP_loop_end, GOMP_sections_end, GOMP_taskwait,
 //    GOMP_taskgroup_end) run inside a wait frame; the region's end barrier lies outside the
 //    outlined function, so it is idle already;

@@ -5,7 +5,8 @@ exactly what it prints without the shim, and finishes.
 
 Usage: test_enforce.py BUILD PROGRAM [ARG...]. Programs: one long OpenMP region of static loops
 whose threads spin-wait for each other (omp_contract, the NPB EP / OpenBLAS shape no parking can
-throttle), and recursive oneTBB tasks that wait for their children (tbb_fib)."""
+throttle; its `taskred` form forks through gcc's GOMP_parallel_reductions), and recursive oneTBB
+tasks that wait for their children (tbb_fib)."""
 import sys
 import time
 
