@@ -6,7 +6,9 @@ wait for each other, NPB EP's one long region of static loops):
   - the program sees its original CPU mask, and so does a child process it starts, although
     the shim confines its threads;
   - with OMP_DYNAMIC=true (the program allows smaller teams) teams may shrink to the allotment,
-    never above omp_get_max_threads(), with the same answer.
+    never above omp_get_max_threads(), with the same answer;
+  - gcc's regions with a task reduction (GOMP_parallel_reductions) keep the same promises alone
+    and above the cores.
 Usage: test_contract.py BUILD OMP_CONTRACT"""
 import re
 import sys
@@ -17,6 +19,7 @@ build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.contract")
 args = [prog, "5", "20000000"]
+compiler = "clang" if prog.endswith("_clang") else "gcc"
 
 
 def facts(stderr):
@@ -47,6 +50,13 @@ def same_promises(name, r, allow_smaller=False):
 
 same_promises("alone", shim.run(args, shim.env(gat=shim.path("alone")), timeout=120))
 same_promises("APSHIM_P=8", shim.run(args, shim.env(P=8, gat=shim.path("p8")), timeout=120))
+# gcc forks a region with a task reduction through its own entry point (GOMP_parallel_reductions),
+# whose data block the shim hands over with the reductions in its first word: the same promises
+# and answer alone and above the cores (throttled: omp.gcc.enforce_taskred).
+if compiler == "gcc":
+    same_promises("alone, a task reduction", shim.run(args + ["taskred"], shim.env(gat=shim.path("alone-taskred")), timeout=120))
+    same_promises("APSHIM_P=8, a task reduction",
+                  shim.run(args + ["taskred"], shim.env(P=8, gat=shim.path("p8-taskred")), timeout=120))
 # Throttled: allotment 1 of a table of the real CPUs (2 on CI), so confinement is in force.
 P = max(2, min(usable_cpus(), 8))
 env = shim.env(P=P, gat=shim.path("throttled"))
