@@ -620,7 +620,6 @@ void Controller::apply_allotment(bool confine_now) noexcept {
             list[n] = a;
             busy[n++] = s.split_busy[i];
         }
-    HostIdentity host(host_name_);
     int share[kMaxAdapters];
     gat::ProcSet cpus = running_procs();
     // A width probe runs the job on half the processors it runs on; narrowed, it keeps to as many
@@ -643,9 +642,16 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     // RecentMax rides it out.
     int could = usable_procs(s.procs, s.idle, opts_.use_idle).count();
     int team_cap = cpus.count() < could ? cpus.count() : 0;
-    for (int i = 0; i < n; ++i) {
-        list[i]->set_active(share[i]);
-        list[i]->set_team_cap(team_cap);
+    // Named as the host only here, where a runtime may create threads: the rest of the cycle it
+    // is apshim-ctl, which tools and tests use to tell it from the program's threads (it is never
+    // confined; named as the host through a whole cycle, the confinement's /proc walk included, a
+    // test's look at the threads' masks once took it for a program thread left on every CPU).
+    {
+        HostIdentity host(host_name_);
+        for (int i = 0; i < n; ++i) {
+            list[i]->set_active(share[i]);
+            list[i]->set_team_cap(team_cap);
+        }
     }
     bool spinning = confine_now && spins_beyond(s.spinning_team, confine::cpus_for(cpus, s.P));
     s.spinning_unconfined = spinning;

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from apshim_test import Check, Shim, require_two_cpus, thread_cpu_seconds, thread_cpu_masks, wait_for
+from apshim_test import Check, Shim, program_cpu_masks, require_two_cpus, wait_for
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -36,9 +36,7 @@ def cpus_of(mask):
 def widest(pid):
     """CPUs the widest of the job's threads may run on (the controller thread, never confined,
     left out); None when there is no such thread."""
-    names = thread_cpu_seconds(pid)
-    masks = [m for tid, m in thread_cpu_masks(pid).items() if names.get(tid, ("?",))[0] != "apshim-ctl"]
-    return max((cpus_of(m) for m in masks), default=None)
+    return max((cpus_of(m) for m in program_cpu_masks(pid)), default=None)
 
 
 env = shim.env(P=2, gat=shim.path("gat"), est_cycle_ms=int(CYCLE_S * 1000))

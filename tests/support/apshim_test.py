@@ -336,11 +336,29 @@ def thread_cpu_masks(pid):
     return out
 
 
+# Per pid, the tids seen named apshim-ctl (controller_tids).
+_controllers = {}
+
+
+def controller_tids(pid):
+    """The tids of pid's shim controller (apshim-ctl): those named so now, and those seen named so
+    before. The controller carries the host's name for a moment each cycle (shim/controller.cpp:
+    HostIdentity, while a runtime may create threads from it), so one look at the names can miss
+    it: such a look once counted its mask, every CPU, as a program thread's."""
+    seen = _controllers.setdefault(pid, set())
+    seen.update(tid for tid, (name, _) in thread_cpu_seconds(pid).items() if name == "apshim-ctl")
+    return seen
+
+
 def program_cpu_masks(pid):
     """The set of CPU masks (thread_cpu_masks) of pid's threads but the shim's controller
-    (apshim-ctl, never confined): where the program's own threads may run."""
-    names = {tid: name for tid, (name, _) in thread_cpu_seconds(pid).items()}
-    return {m for tid, m in thread_cpu_masks(pid).items() if names.get(tid) != "apshim-ctl"}
+    (controller_tids, never confined): where the program's own threads may run. The names are read
+    before and after the masks: in both looks the controller can carry the host's name only if it
+    spends that long inside its short window."""
+    ctl = set(controller_tids(pid))
+    masks = thread_cpu_masks(pid)
+    ctl |= controller_tids(pid)
+    return {m for tid, m in masks.items() if tid not in ctl}
 
 
 def cpus_used_over(pid, seconds=0.5):
