@@ -10,7 +10,9 @@
 //    inside barriers count as work) and parks a thread beyond the allotment before the body;
 //  - dynamic/guided chunk fetches (GOMP_loop_*_{start,next}): a thread beyond the allotment
 //    parks before fetching (parking.hpp); a fetch that finds the loop done releases the parked;
-//  - those fetches and GOMP_ordered_start: a progress mark while timed (shim/confine_check.hpp);
+//  - loops whose schedule libgomp resolves (GOMP_loop_*runtime_{start,next}, GOMP_loop_start):
+//    not parked, the loop's end noted;
+//  - all those fetches and GOMP_ordered_start: a progress mark while timed (shim/confine_check.hpp);
 //  - GOMP_parallel_sections, GOMP_sections_start and GOMP_sections2_start: a region of two or more
 //    sections is counted, and spins once it stays open (whole_team.hpp: begin_sections_team).
 // Not covered: the GOMP 1.0 pair GOMP_parallel_start/end (compilers before GCC 4.9), taskloop
