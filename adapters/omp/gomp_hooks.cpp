@@ -515,35 +515,58 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
     task_slow(site, fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
 }
 
-// Dynamic and guided chunk fetches: park before, note the loop's end after.
-#define APSHIM_GOMP_LOOP_FETCH(name, params, args)                                                          \
+// Chunk fetches: a progress mark each, and the loop's end noted after (a fetch that finds it done
+// releases the parked). `parks`: a thread beyond the allotment parks before the fetch.
+//  - Dynamic and guided loops park: a thread there holds no iteration, and its teammates take
+//    the rest.
+//  - Loops whose schedule libgomp resolves itself never park: `schedule(runtime)` (run-sched-var,
+//    OMP_SCHEDULE; libgomp's default is dynamic,1, so such a loop fetches each iteration), plain,
+//    nonmonotonic and maybe-nonmonotonic (GCC 9+'s names for it) alike, and GCC 9+'s
+//    GOMP_loop_start (loops with a task reduction or a conditional lastprivate, any schedule).
+//    What they resolve to is libgomp's: static hands each thread its own chunks, and a thread
+//    parked before one would hold iterations no teammate can take. kmp_hooks.cpp leaves libomp's
+//    runtime loops so too; confinement enforces the allotment there. Before the forty-eighth
+//    session these were not hooked, and such a loop made no mark until its barrier.
+// istart null (GOMP_loop_start): a loop for which only the reductions are set up, no fetch.
+#define APSHIM_GOMP_LOOP_FETCH(name, parks, params, args)                                                   \
     APSHIM_GOMP_NEXT_FN(bool(*) params, name)                                                                \
     APSHIM_EXPORT bool name params {                                                                         \
         auto real_fn = apshim::must_exist(next_##name.for_caller(APSHIM_CALLER), #name);                     \
-        if (!on()) return real_fn args;                                                                      \
-        park_here();                                                                                         \
+        if (istart == nullptr || !on()) return real_fn args;                                                 \
+        if (parks)                                                                                           \
+            park_here();                                                                                     \
+        else                                                                                                 \
+            resume_timing(g_gomp_state, t_state);                                                            \
         note_progress(g_gomp_state, t_state);                                                                \
         bool more = real_fn args;                                                                            \
         if (!more) loop_exhausted(g_gomp_state);                                                             \
         return more;                                                                                         \
     }
-#define APSHIM_GOMP_NEXT(name, T) APSHIM_GOMP_LOOP_FETCH(name, (T * istart, T * iend), (istart, iend))
+#define APSHIM_GOMP_NEXT(name, parks, T) APSHIM_GOMP_LOOP_FETCH(name, parks, (T * istart, T * iend), (istart, iend))
 #define APSHIM_GOMP_START(name)                                                                              \
-    APSHIM_GOMP_LOOP_FETCH(name, (long start, long end, long incr, long chunk, long* istart, long* iend),    \
+    APSHIM_GOMP_LOOP_FETCH(name, true, (long start, long end, long incr, long chunk, long* istart, long* iend), \
                            (start, end, incr, chunk, istart, iend))
 #define APSHIM_GOMP_START_ULL(name)                                                                          \
-    APSHIM_GOMP_LOOP_FETCH(name,                                                                             \
+    APSHIM_GOMP_LOOP_FETCH(name, true,                                                                       \
                            (bool up, unsigned long long start, unsigned long long end, unsigned long long incr, \
                             unsigned long long chunk, unsigned long long* istart, unsigned long long* iend),    \
                            (up, start, end, incr, chunk, istart, iend))
-APSHIM_GOMP_NEXT(GOMP_loop_dynamic_next, long)
-APSHIM_GOMP_NEXT(GOMP_loop_guided_next, long)
-APSHIM_GOMP_NEXT(GOMP_loop_nonmonotonic_dynamic_next, long)
-APSHIM_GOMP_NEXT(GOMP_loop_nonmonotonic_guided_next, long)
-APSHIM_GOMP_NEXT(GOMP_loop_ull_dynamic_next, unsigned long long)
-APSHIM_GOMP_NEXT(GOMP_loop_ull_guided_next, unsigned long long)
-APSHIM_GOMP_NEXT(GOMP_loop_ull_nonmonotonic_dynamic_next, unsigned long long)
-APSHIM_GOMP_NEXT(GOMP_loop_ull_nonmonotonic_guided_next, unsigned long long)
+#define APSHIM_GOMP_RUNTIME_START(name)                                                                      \
+    APSHIM_GOMP_LOOP_FETCH(name, false, (long start, long end, long incr, long* istart, long* iend),         \
+                           (start, end, incr, istart, iend))
+#define APSHIM_GOMP_RUNTIME_START_ULL(name)                                                                  \
+    APSHIM_GOMP_LOOP_FETCH(name, false,                                                                      \
+                           (bool up, unsigned long long start, unsigned long long end, unsigned long long incr, \
+                            unsigned long long* istart, unsigned long long* iend),                              \
+                           (up, start, end, incr, istart, iend))
+APSHIM_GOMP_NEXT(GOMP_loop_dynamic_next, true, long)
+APSHIM_GOMP_NEXT(GOMP_loop_guided_next, true, long)
+APSHIM_GOMP_NEXT(GOMP_loop_nonmonotonic_dynamic_next, true, long)
+APSHIM_GOMP_NEXT(GOMP_loop_nonmonotonic_guided_next, true, long)
+APSHIM_GOMP_NEXT(GOMP_loop_ull_dynamic_next, true, unsigned long long)
+APSHIM_GOMP_NEXT(GOMP_loop_ull_guided_next, true, unsigned long long)
+APSHIM_GOMP_NEXT(GOMP_loop_ull_nonmonotonic_dynamic_next, true, unsigned long long)
+APSHIM_GOMP_NEXT(GOMP_loop_ull_nonmonotonic_guided_next, true, unsigned long long)
 APSHIM_GOMP_START(GOMP_loop_dynamic_start)
 APSHIM_GOMP_START(GOMP_loop_guided_start)
 APSHIM_GOMP_START(GOMP_loop_nonmonotonic_dynamic_start)
@@ -552,73 +575,27 @@ APSHIM_GOMP_START_ULL(GOMP_loop_ull_dynamic_start)
 APSHIM_GOMP_START_ULL(GOMP_loop_ull_guided_start)
 APSHIM_GOMP_START_ULL(GOMP_loop_ull_nonmonotonic_dynamic_start)
 APSHIM_GOMP_START_ULL(GOMP_loop_ull_nonmonotonic_guided_start)
-
-// Loops whose schedule libgomp resolves itself: `schedule(runtime)` (run-sched-var, OMP_SCHEDULE;
-// libgomp's default is dynamic,1, so such a loop fetches each iteration), plain, nonmonotonic and
-// maybe-nonmonotonic (GCC 9+'s default for schedule(runtime)) alike; and GCC 9+'s GOMP_loop_start
-// (loops with a task reduction or a conditional lastprivate, any schedule). A progress mark each
-// fetch and the loop's end noted, as for dynamic loops, but never parked: what they resolve to is
-// libgomp's (static hands each thread its own chunks, and a thread parked before one holds
-// iterations no teammate can take), as kmp_hooks.cpp leaves libomp's runtime loops; confinement
-// enforces the allotment there. Before these hooks such a loop made no mark until its barrier.
-#define APSHIM_GOMP_LOOP_MARK(name, params, args)                                                           \
-    APSHIM_GOMP_NEXT_FN(bool(*) params, name)                                                                \
-    APSHIM_EXPORT bool name params {                                                                         \
-        auto real_fn = apshim::must_exist(next_##name.for_caller(APSHIM_CALLER), #name);                     \
-        if (!on()) return real_fn args;                                                                      \
-        resume_timing(g_gomp_state, t_state);                                                                \
-        note_progress(g_gomp_state, t_state);                                                                \
-        bool more = real_fn args;                                                                            \
-        if (!more) loop_exhausted(g_gomp_state);                                                             \
-        return more;                                                                                         \
-    }
-#define APSHIM_GOMP_RUNTIME_NEXT(name, T) APSHIM_GOMP_LOOP_MARK(name, (T * istart, T * iend), (istart, iend))
-#define APSHIM_GOMP_RUNTIME_START(name) \
-    APSHIM_GOMP_LOOP_MARK(name, (long start, long end, long incr, long* istart, long* iend), (start, end, incr, istart, iend))
-#define APSHIM_GOMP_RUNTIME_START_ULL(name)                                                                  \
-    APSHIM_GOMP_LOOP_MARK(name,                                                                              \
-                          (bool up, unsigned long long start, unsigned long long end, unsigned long long incr,  \
-                           unsigned long long* istart, unsigned long long* iend),                              \
-                          (up, start, end, incr, istart, iend))
-APSHIM_GOMP_RUNTIME_NEXT(GOMP_loop_runtime_next, long)
-APSHIM_GOMP_RUNTIME_NEXT(GOMP_loop_nonmonotonic_runtime_next, long)
-APSHIM_GOMP_RUNTIME_NEXT(GOMP_loop_maybe_nonmonotonic_runtime_next, long)
-APSHIM_GOMP_RUNTIME_NEXT(GOMP_loop_ull_runtime_next, unsigned long long)
-APSHIM_GOMP_RUNTIME_NEXT(GOMP_loop_ull_nonmonotonic_runtime_next, unsigned long long)
-APSHIM_GOMP_RUNTIME_NEXT(GOMP_loop_ull_maybe_nonmonotonic_runtime_next, unsigned long long)
+APSHIM_GOMP_NEXT(GOMP_loop_runtime_next, false, long)
+APSHIM_GOMP_NEXT(GOMP_loop_nonmonotonic_runtime_next, false, long)
+APSHIM_GOMP_NEXT(GOMP_loop_maybe_nonmonotonic_runtime_next, false, long)
+APSHIM_GOMP_NEXT(GOMP_loop_ull_runtime_next, false, unsigned long long)
+APSHIM_GOMP_NEXT(GOMP_loop_ull_nonmonotonic_runtime_next, false, unsigned long long)
+APSHIM_GOMP_NEXT(GOMP_loop_ull_maybe_nonmonotonic_runtime_next, false, unsigned long long)
 APSHIM_GOMP_RUNTIME_START(GOMP_loop_runtime_start)
 APSHIM_GOMP_RUNTIME_START(GOMP_loop_nonmonotonic_runtime_start)
 APSHIM_GOMP_RUNTIME_START(GOMP_loop_maybe_nonmonotonic_runtime_start)
 APSHIM_GOMP_RUNTIME_START_ULL(GOMP_loop_ull_runtime_start)
 APSHIM_GOMP_RUNTIME_START_ULL(GOMP_loop_ull_nonmonotonic_runtime_start)
 APSHIM_GOMP_RUNTIME_START_ULL(GOMP_loop_ull_maybe_nonmonotonic_runtime_start)
-// istart null: a loop with no iterations for which only the reductions are set up (libgomp's own
-// contract); no fetch then, and no mark.
-APSHIM_GOMP_NEXT_FN(bool (*)(long, long, long, long, long, long*, long*, std::uintptr_t*, void**), GOMP_loop_start)
-APSHIM_EXPORT bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk, long* istart, long* iend,
-                                   std::uintptr_t* reductions, void** mem) {
-    auto real_fn = apshim::must_exist(next_GOMP_loop_start.for_caller(APSHIM_CALLER), "GOMP_loop_start");
-    if (istart == nullptr || !on()) return real_fn(start, end, incr, sched, chunk, istart, iend, reductions, mem);
-    resume_timing(g_gomp_state, t_state);
-    note_progress(g_gomp_state, t_state);
-    bool more = real_fn(start, end, incr, sched, chunk, istart, iend, reductions, mem);
-    if (!more) loop_exhausted(g_gomp_state);
-    return more;
-}
-APSHIM_GOMP_NEXT_FN(bool (*)(bool, unsigned long long, unsigned long long, unsigned long long, long, unsigned long long,
-                             unsigned long long*, unsigned long long*, std::uintptr_t*, void**),
-                    GOMP_loop_ull_start)
-APSHIM_EXPORT bool GOMP_loop_ull_start(bool up, unsigned long long start, unsigned long long end, unsigned long long incr,
-                                       long sched, unsigned long long chunk, unsigned long long* istart,
-                                       unsigned long long* iend, std::uintptr_t* reductions, void** mem) {
-    auto real_fn = apshim::must_exist(next_GOMP_loop_ull_start.for_caller(APSHIM_CALLER), "GOMP_loop_ull_start");
-    if (istart == nullptr || !on()) return real_fn(up, start, end, incr, sched, chunk, istart, iend, reductions, mem);
-    resume_timing(g_gomp_state, t_state);
-    note_progress(g_gomp_state, t_state);
-    bool more = real_fn(up, start, end, incr, sched, chunk, istart, iend, reductions, mem);
-    if (!more) loop_exhausted(g_gomp_state);
-    return more;
-}
+APSHIM_GOMP_LOOP_FETCH(GOMP_loop_start, false,
+                       (long start, long end, long incr, long sched, long chunk, long* istart, long* iend,
+                        std::uintptr_t* reductions, void** mem),
+                       (start, end, incr, sched, chunk, istart, iend, reductions, mem))
+APSHIM_GOMP_LOOP_FETCH(GOMP_loop_ull_start, false,
+                       (bool up, unsigned long long start, unsigned long long end, unsigned long long incr, long sched,
+                        unsigned long long chunk, unsigned long long* istart, unsigned long long* iend,
+                        std::uintptr_t* reductions, void** mem),
+                       (up, start, end, incr, sched, chunk, istart, iend, reductions, mem))
 
 // Ordered turns: a progress mark each (a loop whose threads take turns thousands of times a
 // second is what confinement slows most: shim/confine_check.hpp).
