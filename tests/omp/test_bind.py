@@ -3,29 +3,15 @@ program's threads (it says so at APSHIM_LOG=info), every thread keeps the CPU th
 to, and the controller thread, although the bound master thread started it, runs on the whole
 process mask (it once inherited the master's single CPU). Throttled: a stand-in co-runner holds
 the rest of the table. Usage: test_bind.py BUILD OMP_CONTRACT"""
-import os
 import sys
 import time
 
-from apshim_test import Check, CoRunner, Shim, require_two_cpus
+from apshim_test import Check, CoRunner, Shim, controller_tids, require_two_cpus, thread_cpu_masks
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.bind")
 require_two_cpus("binding and confinement look the same on one")
-
-
-def masks(pid):
-    """{tid: (comm, Cpus_allowed_list)} of pid's threads."""
-    out = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            comm = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
-            allowed = [l.split()[1] for l in open(f"/proc/{pid}/task/{tid}/status") if l.startswith("Cpus_allowed_list")][0]
-            out[tid] = (comm, allowed)
-        except (OSError, IndexError):
-            pass
-    return out
 
 
 args = [prog, "3", "40000000"]
@@ -36,19 +22,16 @@ env = shim.env(P=2, APSHIM_LOG="info", OMP_PROC_BIND="close")
 with CoRunner(shim, env, P=2):
     p = shim.spawn(args, env)
     time.sleep(0.8)
-    # For a moment each cycle the controller carries the name of the thread that started it
-    # (controller.cpp: HostIdentity, so that threads a runtime creates from there look like the
-    # program's): look again until one thread is named apshim-ctl (one look in CI missed it).
-    for _ in range(20):
-        seen = masks(p.pid)
-        if [comm for comm, _ in seen.values()].count("apshim-ctl") == 1:
-            break
-        time.sleep(0.01)
+    # The controller carries the host's name for a moment each cycle: controller_tids knows it by
+    # every tid seen named apshim-ctl, read before and after the masks.
+    ctl_tids = set(controller_tids(p.pid))
+    seen = thread_cpu_masks(p.pid)
+    ctl_tids |= controller_tids(p.pid)
     out, err = p.communicate(timeout=120)
 check.expect(p.returncode == 0 and out == native.stdout, f"same answer under the shim ({err.strip()[:200]})")
 check.expect("not confining" in err and "OMP_PROC_BIND" in err, "the shim says it does not confine, and why")
-ctl = [allowed for comm, allowed in seen.values() if comm == "apshim-ctl"]
-workers = [allowed for comm, allowed in seen.values() if comm != "apshim-ctl"]
+ctl = [allowed for tid, allowed in seen.items() if tid in ctl_tids]
+workers = [allowed for tid, allowed in seen.items() if tid not in ctl_tids]
 check.expect(ctl == [everything], f"the controller runs on the whole mask {everything} ({ctl})")
 check.expect(len(workers) >= 2 and all("," not in a and "-" not in a for a in workers),
              f"each OpenMP thread keeps the single CPU the runtime bound it to ({workers})")

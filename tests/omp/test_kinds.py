@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from apshim_test import Check, Shim, count_threads, read_trace, sanitizer_preloaded
+from apshim_test import Check, Shim, any_sanitizer_preloaded, count_threads, read_trace
 
 build, prog = sys.argv[1], sys.argv[2]
 kinds = sys.argv[3:] or ["fib", "imbalanced", "static", "loopy"]
@@ -22,7 +22,7 @@ shim = Shim(build)
 check = Check("omp.kinds")
 P = 4
 BOUND = math.ceil(math.log(P, 2)) + 2
-SANITIZED = sanitizer_preloaded("asan") or sanitizer_preloaded("tsan")
+SANITIZED = any_sanitizer_preloaded()
 # Long enough to see the climb and teams of P, short enough for the suite (< 10 s each).
 ARGS = {
     # Leaves spin 200 us of wall time: CPU-bound fib does not speed up on a loaded 2-core box,

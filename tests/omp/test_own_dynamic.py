@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-from apshim_test import Check, Shim, phases_in_order, require_two_cpus, sanitizer_preloaded, stdout_words
+from apshim_test import Check, Shim, any_sanitizer_preloaded, phases_in_order, require_two_cpus, stdout_words
 from cpu_hog import JOB_NICE, OutsideHog
 
 require_two_cpus("teams of two, and a hog beside the job, need two CPUs")
@@ -37,7 +37,7 @@ fake_load = os.path.join(build, "tests", "omp", "libfake_load.so")
 args = [prog, "6000", "20000"]  # about 1 s with two threads on an idle machine here
 PREMISE = 1.5
 # A sanitizer runtime ahead of the shim (scripts/test.sh) answers libgomp's getloadavg() call first.
-INTERCEPTED = compiler == "gcc" and (sanitizer_preloaded("asan") or sanitizer_preloaded("tsan"))
+INTERCEPTED = compiler == "gcc" and any_sanitizer_preloaded()
 
 
 def words(r):

@@ -13,7 +13,7 @@ compiler's build:
 Usage: test_runtime.py BUILD OMP_RUNTIME"""
 import sys
 
-from apshim_test import Check, CoRunner, Shim, run_measured, sanitizer_preloaded
+from apshim_test import Check, CoRunner, Shim, any_sanitizer_preloaded, run_measured
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -22,7 +22,7 @@ args = [prog, "100", "2000", "200"]
 SCHEDULES = [None, "static", "dynamic,1", "guided,4", "auto"]
 # Under a sanitizer (CI's ASan and TSan stages: memory and races, not schedules) two schedules
 # run every hook: unset (libgomp's dynamic,1: every fetch, parking's neighbour) and static.
-if sanitizer_preloaded("asan") or sanitizer_preloaded("tsan"):
+if any_sanitizer_preloaded():
     SCHEDULES = [None, "static"]
 
 

@@ -29,7 +29,7 @@ is checked in the uninstrumented suite; under a sanitizer the runs are there for
 sanitizer finds, and the answer."""
 import sys
 
-from apshim_test import Check, CoRunner, Shim, phases_in_order, require_two_cpus, sanitizer_preloaded, stdout_words
+from apshim_test import Check, CoRunner, Shim, any_sanitizer_preloaded, phases_in_order, require_two_cpus, stdout_words
 
 require_two_cpus("the confinement check it exercises needs a CPU to confine from")
 build, prog = sys.argv[1], sys.argv[2]
@@ -80,7 +80,7 @@ for attempt in range(5 if gcc else 1):
           f"spins per hand-over {parse(r.stdout)[1]:.0f}, natively {parse(native.stdout)[1]:.0f}", flush=True)
     if found[-1] > 0:
         break
-if gcc and found[-1] == 0 and (sanitizer_preloaded("asan") or sanitizer_preloaded("tsan")):
+if gcc and found[-1] == 0 and any_sanitizer_preloaded():
     print(f"INCONCLUSIVE: under a sanitizer no confined stretch began in a stalled sweep in five runs ({found})",
           flush=True)
 elif gcc:

@@ -121,6 +121,11 @@ def sanitizer_preloaded(name):
     return f"lib{name}" in os.path.basename(os.environ.get("TEST_PRELOAD_FIRST", ""))
 
 
+def any_sanitizer_preloaded():
+    """True when scripts/test.sh's sanitizer stages run this test (ASan or TSan preloaded)."""
+    return sanitizer_preloaded("asan") or sanitizer_preloaded("tsan")
+
+
 # Private directories of this test's Shims, removed at exit unless _keep_files (a failure) is set.
 _made_dirs = []
 _keep_files = False

@@ -6,7 +6,7 @@ set, not the original one the shim shows to programs that did not bind)."""
 import os
 import sys
 
-from apshim_test import Check, CoRunner, Shim, require_two_cpus, sanitizer_preloaded
+from apshim_test import Check, CoRunner, Shim, any_sanitizer_preloaded, require_two_cpus
 
 require_two_cpus("confinement to 1 of them is what its late-binding case checks")
 build, prog = sys.argv[1], sys.argv[2]
@@ -20,7 +20,7 @@ for mode in ("bind", "free"):
         r = shim.run([prog, mode], shim.env(P=P, gat=shim.path(f"gat-{mode}-{P}")), timeout=30)
         if mode == "bind" or P <= cpus:
             want = native.stdout
-        elif sanitizer_preloaded("asan") or sanitizer_preloaded("tsan"):
+        elif any_sanitizer_preloaded():
             continue  # the sanitizer's sched_getaffinity interceptor answers libtbb before the shim can
         else:  # TBB is shown P CPUs; the program's own question is answered truthfully
             want = f"tbb {P} mask {cpus}\n"
