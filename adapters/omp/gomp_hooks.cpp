@@ -14,16 +14,21 @@
 //    not parked, the loop's end noted;
 //  - all those fetches and GOMP_ordered_start: a progress mark while timed (shim/confine_check.hpp);
 //  - GOMP_parallel_sections, GOMP_sections_start and GOMP_sections2_start: a region of two or more
-//    sections is counted, and spins once it stays open (whole_team.hpp: begin_sections_team).
-// Not covered: the GOMP 1.0 pair GOMP_parallel_start/end (compilers before GCC 4.9), taskloop
-// bodies (timed as part of whatever encloses them), ordered and critical waits (counted as work).
+//    sections is counted, and spins once it stays open (whole_team.hpp: begin_sections_team);
+//  - GOMP_taskloop(_ull): each task's body runs through a trampoline of its construct's that
+//    pushes a work frame, and the call is a wait (its implicit taskgroup's end), unless nogroup.
+// Not covered: the GOMP 1.0 pair GOMP_parallel_start/end (compilers before GCC 4.9), ordered and
+// critical waits (counted as work).
 #include <alloca.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "adapters/common/next_fn.hpp"
 #include "adapters/omp/gomp_spin.hpp"
@@ -514,6 +519,83 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
     }
     task_slow(site, fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
 }
+
+// Taskloops (GOMP_taskloop, GOMP_taskloop_ull). libgomp gives each task of a taskloop its own
+// copy of the data block and writes the task's iterations into the copy's first two words (and
+// reads a reduction's pointer after them), so the block cannot carry a header as GOMP_task's
+// does. The body function is what changes: a taskloop's body is one outlined function per
+// construct, and each gets a trampoline of its own, which pushes the task's work frame and marks
+// its run. Untaken, a teammate that ran taskloop tasks at the region's end barrier (where a
+// `single` ends, with nothing after it) read idle while throttled: a taskloop job's busy time read
+// as one thread's, whatever its team (tests/omp/omp_taskloop.c; until the forty-ninth session).
+// No parking there: the thread has dequeued the task.
+namespace {
+constexpr int kTaskloopBodies = 64;  // distinct taskloop constructs wrapped; those after run as made
+std::atomic<Fn> g_taskloop_bodies[kTaskloopBodies];
+
+template <int K>
+void run_taskloop_task(void* data) {
+    Fn fn = g_taskloop_bodies[K].load(std::memory_order_acquire);
+    Frame work(g_gomp_state, t_state, /*wait=*/false, /*task=*/true);
+    note_progress(g_gomp_state, t_state);
+    fn(data);
+}
+
+template <std::size_t... K>
+constexpr std::array<Fn, sizeof...(K)> taskloop_trampolines(std::index_sequence<K...>) {
+    return {&run_taskloop_task<static_cast<int>(K)>...};
+}
+constexpr auto kTaskloopTrampolines = taskloop_trampolines(std::make_index_sequence<kTaskloopBodies>{});
+
+// fn's trampoline, taking the next free one for a body not seen before; null once all are taken.
+Fn taskloop_trampoline(Fn fn) noexcept {
+    for (int k = 0; k < kTaskloopBodies; ++k) {
+        Fn seen = g_taskloop_bodies[k].load(std::memory_order_acquire);
+        if (seen == nullptr && g_taskloop_bodies[k].compare_exchange_strong(seen, fn, std::memory_order_acq_rel))
+            return kTaskloopTrampolines[k];
+        if (seen == fn) return kTaskloopTrampolines[k];
+    }
+    return nullptr;
+}
+
+constexpr unsigned kTaskFlagNogroup = 1u << 11;  // GOMP_TASK_FLAG_NOGROUP: no taskgroup, no wait
+
+// Timed: the construct is a progress mark, and unless nogroup the call is a wait (its implicit
+// taskgroup's end), its tasks' bodies work wherever they run. Untimed nothing reads a frame: the
+// taskloop goes to libgomp as the program made it.
+template <typename T, typename R>
+void taskloop(R real_fn, Fn fn, void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
+              unsigned flags, unsigned long num_tasks, int priority, T start, T end, T step) {
+    if (!hooks_on() || !g_gomp_state.timing.load(std::memory_order_relaxed))
+        return real_fn(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step);
+    Fn body = taskloop_trampoline(fn);
+    if (body == nullptr) {
+        APSHIM_HOST_LOG_ONCE(apshim::Host::Severity::info,
+                             "more than %d taskloop constructs: the tasks of those after are timed as the code around them",
+                             kTaskloopBodies);
+        body = fn;
+    }
+    note_progress(g_gomp_state, t_state);
+    if (flags & kTaskFlagNogroup) {
+        return real_fn(body, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step);
+    }
+    Frame wait(g_gomp_state, t_state, /*wait=*/true);
+    real_fn(body, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step);
+}
+}  // namespace
+
+#define APSHIM_GOMP_TASKLOOP(name, T)                                                                         \
+    APSHIM_GOMP_NEXT_FN(void (*)(Fn, void*, void (*)(void*, void*), long, long, unsigned, unsigned long, int, T, \
+                                 T, T),                                                                       \
+                        name)                                                                                 \
+    APSHIM_EXPORT void name(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,          \
+                            long arg_align, unsigned flags, unsigned long num_tasks, int priority, T start,     \
+                            T end, T step) {                                                                  \
+        auto real_fn = apshim::must_exist(next_##name.for_caller(APSHIM_CALLER), #name);                      \
+        taskloop<T>(real_fn, fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step); \
+    }
+APSHIM_GOMP_TASKLOOP(GOMP_taskloop, long)
+APSHIM_GOMP_TASKLOOP(GOMP_taskloop_ull, unsigned long long)
 
 // Chunk fetches: a progress mark each, and the loop's end noted after (a fetch that finds it done
 // releases the parked). `parks`: a thread beyond the allotment parks before the fetch.
