@@ -4,8 +4,9 @@
 //    reduction: GCC 9+): cap num_threads (0 = default) for outermost regions, and run the outlined
 //    function inside a work frame (thread_state.hpp);
 //  - the waits (GOMP_barrier, GOMP_loop_end, GOMP_sections_end, GOMP_taskwait,
-//    GOMP_taskgroup_end) run inside a wait frame; the region's end barrier lies outside the
-//    outlined function, so it is idle already;
+//    GOMP_taskgroup_end, and the barriers of `single copyprivate` and of a loop's task reduction)
+//    run inside a wait frame; the region's end barrier lies outside the outlined function, so it
+//    is idle already;
 //  - GOMP_task: the task body runs through a wrapper that pushes a work frame (so tasks run
 //    inside barriers count as work) and parks a thread beyond the allotment before the body;
 //  - dynamic/guided chunk fetches (GOMP_loop_*_{start,next}): a thread beyond the allotment
@@ -419,6 +420,12 @@ APSHIM_GOMP_BARRIER(bool, GOMP_sections_end_cancel)
 APSHIM_GOMP_WAIT(void, GOMP_taskwait, (), ())
 APSHIM_GOMP_WAIT(void, GOMP_taskwait_depend, (void** depend), (depend))
 APSHIM_GOMP_WAIT(void, GOMP_taskgroup_end, (), ())
+// Barriers inside other constructs: `single copyprivate` (the teammates wait in
+// GOMP_single_copy_start for the value, and everyone in GOMP_single_copy_end), and the end of a
+// worksharing loop with a task reduction (a taskgroup's end, then a barrier). Waits, not parked.
+APSHIM_GOMP_WAIT(void*, GOMP_single_copy_start, (), ())
+APSHIM_GOMP_WAIT(void, GOMP_single_copy_end, (void* data), (data))
+APSHIM_GOMP_WAIT(void, GOMP_workshare_task_reduction_unregister, (bool cancelled), (cancelled))
 
 namespace {
 using TaskFn = void (*)(Fn, void*, void (*)(void*, void*), long, long, bool, unsigned, void**, int, void*);
