@@ -1,43 +1,71 @@
 /* Waits inside constructs that are not barriers by name: while one thread of the team computes,
  * its teammates wait. Nothing in it knows about the shim.
- *   omp_waits ROUNDS STEPS   (40 4000000: about 0.4 s whatever the team)
- * Each round, in one region of the team:
- *  - a `single copyprivate(x)` whose thread computes x (gcc: GOMP_single_copy_start, where the
- *    teammates wait for x, and GOMP_single_copy_end; clang: __kmpc_copyprivate's barriers);
- *  - a `for reduction(task, +)` loop whose first iteration makes one task (in_reduction) that
- *    computes, while the loop's end waits for it (gcc: GOMP_workshare_task_reduction_unregister,
- *    a taskgroup's end and a barrier).
- * Each computation is STEPS steps of spin.h's work(). stdout: "waits rounds=<R> checksum=<c>"
- * (independent of the team size). */
+ *   omp_waits KIND [ROUNDS [STEPS]]   (40 4000000: about 0.4 s whatever the team)
+ * Each round is one region of the team, whose one construct of KIND is:
+ *  - copy: a `single copyprivate(x)` whose thread computes x (gcc: GOMP_single_copy_start, where
+ *    the teammates wait for x, and GOMP_single_copy_end; clang: __kmpc_copyprivate's barriers);
+ *  - taskred: a `for reduction(task, +)` loop whose first iteration makes one task (in_reduction)
+ *    that computes, while the loop's end waits for it (gcc:
+ *    GOMP_workshare_task_reduction_unregister, a taskgroup's end and a barrier);
+ *  - critical: a critical section in which each thread computes, one after the other (gcc:
+ *    GOMP_critical_name_start; clang: __kmpc_critical), after a barrier, so that the whole team
+ *    is there when the first one enters it (a worker woken late would otherwise wait less);
+ *  - ordered: an ordered loop of one iteration a thread whose ordered part computes, each thread
+ *    waiting for its turn (gcc: GOMP_ordered_start; clang: __kmpc_ordered), after a barrier too.
+ * A computation is STEPS steps of spin.h's work(), STEPS/2 a thread for critical and ordered.
+ * stdout: "waits KIND rounds=<R> checksum=<c>" (independent of the team size). */
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "spin.h"
 
 int main(int argc, char** argv) {
-    int rounds = argc > 1 ? atoi(argv[1]) : 40;
-    long steps = argc > 2 ? atol(argv[2]) : 4000000;
+    const char* kind = argc > 1 ? argv[1] : "copy";
+    int rounds = argc > 2 ? atoi(argv[2]) : 40;
+    long steps = argc > 3 ? atol(argv[3]) : 4000000;
+    int k = !strcmp(kind, "copy") ? 0 : !strcmp(kind, "taskred") ? 1 : !strcmp(kind, "critical") ? 2
+          : !strcmp(kind, "ordered") ? 3 : -1;
+    if (k < 0) {
+        fprintf(stderr, "omp_waits: KIND is copy, taskred, critical or ordered\n");
+        return 2;
+    }
     uint64_t sum = 0;
     for (int r = 0; r < rounds; ++r) {
-        uint64_t seen = 0, d = 0;
-#pragma omp parallel shared(seen, d)
+        uint64_t v = 0;  /* the round's value: the same whoever computes it, and however often */
+        uint64_t d = 0;
+#pragma omp parallel shared(v, d)
         {
-            uint64_t x;
+            if (k == 0) {
+                uint64_t x;
 #pragma omp single copyprivate(x)
-            x = work(2 * (uint64_t)r, steps);
-            if (omp_get_thread_num() == 0) seen = x;  /* the copy, on a thread that may not have made it */
+                x = work((uint64_t)r, steps);
+                if (omp_get_thread_num() == 0) v = x;  /* the copy, on a thread that may not have made it */
+            } else if (k == 1) {
 #pragma omp for schedule(static) reduction(task, + : d)
-            for (int i = 0; i < 2 * omp_get_num_threads(); ++i) {
-                if (i == 0) {
+                for (int i = 0; i < 2 * omp_get_num_threads(); ++i) {
+                    if (i == 0) {
 #pragma omp task in_reduction(+ : d)
-                    d += work(2 * (uint64_t)r + 1, steps);
+                        d += work((uint64_t)r, steps);
+                    }
+                }
+            } else if (k == 2) {
+#pragma omp barrier
+#pragma omp critical(waits_turns)
+                v = work((uint64_t)r, steps / 2);
+            } else {
+#pragma omp barrier
+#pragma omp for ordered schedule(static, 1)
+                for (int i = 0; i < omp_get_num_threads(); ++i) {
+#pragma omp ordered
+                    v = work((uint64_t)r, steps / 2);
                 }
             }
         }
-        sum += seen ^ (d << 1);
+        sum += v + d;
     }
-    printf("waits rounds=%d checksum=%llu\n", rounds, (unsigned long long)sum);
+    printf("waits %s rounds=%d checksum=%llu\n", kind, rounds, (unsigned long long)sum);
     return 0;
 }
