@@ -4,35 +4,30 @@
 //    reduction: GCC 9+): cap num_threads (0 = default) for outermost regions, and run the outlined
 //    function inside a work frame (thread_state.hpp);
 //  - the waits (GOMP_barrier, GOMP_loop_end, GOMP_sections_end, GOMP_taskwait,
-//    GOMP_taskgroup_end, and the barriers of `single copyprivate` and of a loop's task reduction)
-//    run inside a wait frame; the region's end barrier lies outside the outlined function, so it
-//    is idle already;
+//    GOMP_taskgroup_end) run inside a wait frame; the region's end barrier lies outside the
+//    outlined function, so it is idle already;
 //  - GOMP_task: the task body runs through a wrapper that pushes a work frame (so tasks run
 //    inside barriers count as work) and parks a thread beyond the allotment before the body;
 //  - dynamic/guided chunk fetches (GOMP_loop_*_{start,next}): a thread beyond the allotment
 //    parks before fetching (parking.hpp); a fetch that finds the loop done releases the parked;
 //  - loops whose schedule libgomp resolves (GOMP_loop_*runtime_{start,next}, GOMP_loop_start):
 //    not parked, the loop's end noted;
-//  - all those fetches and GOMP_ordered_start: a progress mark while timed (shim/confine_check.hpp);
-//  - waits for an ordered turn, a critical section or an atomic's lock: a wait frame while timed;
+//  - all those fetches: a progress mark while timed (shim/confine_check.hpp);
 //  - GOMP_parallel_sections, GOMP_sections_start and GOMP_sections2_start: a region of two or more
-//    sections is counted, and spins once it stays open (whole_team.hpp: begin_sections_team);
-//  - GOMP_taskloop(_ull): each task's body runs through a trampoline of its construct's that
-//    pushes a work frame, and the call is a wait (its implicit taskgroup's end), unless nogroup.
-// Not covered: the GOMP 1.0 pair GOMP_parallel_start/end (compilers before GCC 4.9), the program's
-// own locks (omp_set_lock: libgomp's futex, called directly).
+//    sections is counted, and spins once it stays open (whole_team.hpp: begin_sections_team).
+// Taskloops, the barriers inside other constructs, ordered turns, critical sections and atomics'
+// locks: gomp_constructs.cpp. Not covered: the GOMP 1.0 pair GOMP_parallel_start/end (compilers
+// before GCC 4.9).
 #include <alloca.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <utility>
 
 #include "adapters/common/next_fn.hpp"
+#include "adapters/omp/gomp_hooks.hpp"
 #include "adapters/omp/gomp_spin.hpp"
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/parking.hpp"
@@ -53,11 +48,7 @@ APSHIM_RESOLVE_AT_LOAD(gomp)
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
 
-// The hooks adapt and time libgomp. Not with two copies of libgomp in the process (next_fn.hpp:
-// RuntimeCopies): the queries above (omp_get_level, ...) answer from one copy only, so a team of
-// the other would be sized, timed and parked on wrong answers. Then every call only goes on to
-// the caller's own copy, and the controller says so once (omp_adapter.cpp: sample).
-inline bool hooks_on() noexcept { return apshim::host().enabled() && !g_gomp_state.copies.several(); }
+inline bool hooks_on() noexcept { return gomp_hooks_on(); }  // gomp_hooks.hpp says when they are off
 
 // With hooks off for two copies: an outermost region of either still tells the controller the
 // job runs OpenMP (a fair share, as for an unmeasured libomp: omp_adapter.cpp).
@@ -254,20 +245,12 @@ constexpr long kMaxWrappedTaskData = 4096;      // the copy lives on this thread
 
 const void* gomp_first_called() noexcept { return reinterpret_cast<const void*>(next_GOMP_parallel.get_if_known()); }
 
+ThreadState& gomp_thread_state() noexcept { return t_state; }
+
 }  // namespace apshim::omp_adapter
 
 using namespace apshim::omp_adapter;
 using apshim::NextFn;
-
-#define APSHIM_EXPORT extern "C" __attribute__((visibility("default")))
-// next_<name>: the real entry point behind our definition of `name` (looked up at load), taken
-// for the calling object (APSHIM_CALLER: next_fn.hpp, RuntimeCopies).
-#define APSHIM_CALLER __builtin_return_address(0)
-#define APSHIM_GOMP_NEXT_FN(type, name)  \
-    namespace {                          \
-    NextFn<type> next_##name{#name, &g_gomp_state.copies}; \
-    APSHIM_RESOLVE_AT_LOAD(next_##name)  \
-    }
 
 APSHIM_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
     auto real_fn = apshim::must_exist(next_GOMP_parallel.for_caller(APSHIM_CALLER), "GOMP_parallel");
@@ -421,12 +404,6 @@ APSHIM_GOMP_BARRIER(bool, GOMP_sections_end_cancel)
 APSHIM_GOMP_WAIT(void, GOMP_taskwait, (), ())
 APSHIM_GOMP_WAIT(void, GOMP_taskwait_depend, (void** depend), (depend))
 APSHIM_GOMP_WAIT(void, GOMP_taskgroup_end, (), ())
-// Barriers inside other constructs: `single copyprivate` (the teammates wait in
-// GOMP_single_copy_start for the value, and everyone in GOMP_single_copy_end), and the end of a
-// worksharing loop with a task reduction (a taskgroup's end, then a barrier). Waits, not parked.
-APSHIM_GOMP_WAIT(void*, GOMP_single_copy_start, (), ())
-APSHIM_GOMP_WAIT(void, GOMP_single_copy_end, (void* data), (data))
-APSHIM_GOMP_WAIT(void, GOMP_workshare_task_reduction_unregister, (bool cancelled), (cancelled))
 
 namespace {
 using TaskFn = void (*)(Fn, void*, void (*)(void*, void*), long, long, bool, unsigned, void**, int, void*);
@@ -528,83 +505,6 @@ APSHIM_EXPORT void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*,
     task_slow(site, fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
 }
 
-// Taskloops (GOMP_taskloop, GOMP_taskloop_ull). libgomp gives each task of a taskloop its own
-// copy of the data block and writes the task's iterations into the copy's first two words (and
-// reads a reduction's pointer after them), so the block cannot carry a header as GOMP_task's
-// does. The body function is what changes: a taskloop's body is one outlined function per
-// construct, and each gets a trampoline of its own, which pushes the task's work frame and marks
-// its run. Untaken, a teammate that ran taskloop tasks at the region's end barrier (where a
-// `single` ends, with nothing after it) read idle while throttled: a taskloop job's busy time read
-// as one thread's, whatever its team (tests/omp/omp_taskloop.c; until the forty-ninth session).
-// No parking there: the thread has dequeued the task.
-namespace {
-constexpr int kTaskloopBodies = 64;  // distinct taskloop constructs wrapped; those after run as made
-std::atomic<Fn> g_taskloop_bodies[kTaskloopBodies];
-
-template <int K>
-void run_taskloop_task(void* data) {
-    Fn fn = g_taskloop_bodies[K].load(std::memory_order_acquire);
-    Frame work(g_gomp_state, t_state, /*wait=*/false, /*task=*/true);
-    note_progress(g_gomp_state, t_state);
-    fn(data);
-}
-
-template <std::size_t... K>
-constexpr std::array<Fn, sizeof...(K)> taskloop_trampolines(std::index_sequence<K...>) {
-    return {&run_taskloop_task<static_cast<int>(K)>...};
-}
-constexpr auto kTaskloopTrampolines = taskloop_trampolines(std::make_index_sequence<kTaskloopBodies>{});
-
-// fn's trampoline, taking the next free one for a body not seen before; null once all are taken.
-Fn taskloop_trampoline(Fn fn) noexcept {
-    for (int k = 0; k < kTaskloopBodies; ++k) {
-        Fn seen = g_taskloop_bodies[k].load(std::memory_order_acquire);
-        if (seen == nullptr && g_taskloop_bodies[k].compare_exchange_strong(seen, fn, std::memory_order_acq_rel))
-            return kTaskloopTrampolines[k];
-        if (seen == fn) return kTaskloopTrampolines[k];
-    }
-    return nullptr;
-}
-
-constexpr unsigned kTaskFlagNogroup = 1u << 11;  // GOMP_TASK_FLAG_NOGROUP: no taskgroup, no wait
-
-// Timed: the construct is a progress mark, and unless nogroup the call is a wait (its implicit
-// taskgroup's end), its tasks' bodies work wherever they run. Untimed nothing reads a frame: the
-// taskloop goes to libgomp as the program made it.
-template <typename T, typename R>
-void taskloop(R real_fn, Fn fn, void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
-              unsigned flags, unsigned long num_tasks, int priority, T start, T end, T step) {
-    if (!hooks_on() || !g_gomp_state.timing.load(std::memory_order_relaxed))
-        return real_fn(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step);
-    Fn body = taskloop_trampoline(fn);
-    if (body == nullptr) {
-        APSHIM_HOST_LOG_ONCE(apshim::Host::Severity::info,
-                             "more than %d taskloop constructs: the tasks of those after are timed as the code around them",
-                             kTaskloopBodies);
-        body = fn;
-    }
-    note_progress(g_gomp_state, t_state);
-    if (flags & kTaskFlagNogroup) {
-        return real_fn(body, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step);
-    }
-    Frame wait(g_gomp_state, t_state, /*wait=*/true);
-    real_fn(body, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step);
-}
-}  // namespace
-
-#define APSHIM_GOMP_TASKLOOP(name, T)                                                                         \
-    APSHIM_GOMP_NEXT_FN(void (*)(Fn, void*, void (*)(void*, void*), long, long, unsigned, unsigned long, int, T, \
-                                 T, T),                                                                       \
-                        name)                                                                                 \
-    APSHIM_EXPORT void name(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,          \
-                            long arg_align, unsigned flags, unsigned long num_tasks, int priority, T start,     \
-                            T end, T step) {                                                                  \
-        auto real_fn = apshim::must_exist(next_##name.for_caller(APSHIM_CALLER), #name);                      \
-        taskloop<T>(real_fn, fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step); \
-    }
-APSHIM_GOMP_TASKLOOP(GOMP_taskloop, long)
-APSHIM_GOMP_TASKLOOP(GOMP_taskloop_ull, unsigned long long)
-
 // Chunk fetches: a progress mark each, and the loop's end noted after (a fetch that finds it done
 // releases the parked). `parks`: a thread beyond the allotment parks before the fetch.
 //  - Dynamic and guided loops park: a thread there holds no iteration, and its teammates take
@@ -686,27 +586,3 @@ APSHIM_GOMP_LOOP_FETCH(GOMP_loop_ull_start, false,
                         unsigned long long chunk, unsigned long long* istart, unsigned long long* iend,
                         std::uintptr_t* reductions, void** mem),
                        (up, start, end, incr, sched, chunk, istart, iend, reductions, mem))
-
-// Turns and locks: waiting for an ordered turn (GOMP_ordered_start), a critical section
-// (GOMP_critical_start, GOMP_critical_name_start) or the lock of an atomic the hardware cannot do
-// (GOMP_atomic_start). While timed, inside a region's or a task's frame, the wait is a wait frame:
-// a teammate blocked on a contended critical section read busy (tests/omp/omp_waits.c at
-// allotment 1, one thread computing at a time: median busy 1.38-1.46, now 1.00; ordered turns
-// 1.57-1.64). Otherwise the call goes on
-// as made: a critical section in serial code, or on a thread of the program's own, claims no
-// slot. No parking. Ordered turns are also a progress mark each (a loop whose threads take turns
-// thousands of times a second is what confinement slows most: shim/confine_check.hpp).
-#define APSHIM_GOMP_TURN_WAIT(name, params, args, marks)                                                     \
-    APSHIM_GOMP_NEXT_FN(void(*) params, name)                                                                \
-    APSHIM_EXPORT void name params {                                                                         \
-        auto real_fn = apshim::must_exist(next_##name.for_caller(APSHIM_CALLER), #name);                     \
-        if (!hooks_on()) return real_fn args;                                                                \
-        if (marks) note_progress(g_gomp_state, t_state);                                                     \
-        if (t_state.depth == 0 || !g_gomp_state.timing.load(std::memory_order_relaxed)) return real_fn args; \
-        Frame wait(g_gomp_state, t_state, /*wait=*/true);                                                    \
-        real_fn args;                                                                                        \
-    }
-APSHIM_GOMP_TURN_WAIT(GOMP_ordered_start, (), (), true)
-APSHIM_GOMP_TURN_WAIT(GOMP_critical_start, (), (), false)
-APSHIM_GOMP_TURN_WAIT(GOMP_critical_name_start, (void** name), (name), false)
-APSHIM_GOMP_TURN_WAIT(GOMP_atomic_start, (), (), false)

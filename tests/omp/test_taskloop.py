@@ -5,7 +5,7 @@ a reduction; one with `nogroup` and a taskwait) under the shim, for one compiler
     APSHIM_P=8; every run bounded (no stall);
   - throttled, each taskloop task run is a progress mark for the confinement check (trace column
     `marks`), which also says that its body ran inside the task's work frame: libgomp calls the
-    shim's trampoline for it (adapters/omp/gomp_hooks.cpp, taskloop). With libgomp before
+    shim's trampoline for it (adapters/omp/gomp_constructs.cpp, taskloop). With libgomp before
     GOMP_taskloop was hooked, a run marked only its taskwaits and barriers, about a tenth of
     this bar, and its teammates' tasks at the end barrier read idle (median busy 0.68 against
     0.98, printed here, not checked: a reading of this machine's scheduling). libomp's tasks are
