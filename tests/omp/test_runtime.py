@@ -13,7 +13,7 @@ compiler's build:
 Usage: test_runtime.py BUILD OMP_RUNTIME"""
 import sys
 
-from apshim_test import Check, CoRunner, Shim, any_sanitizer_preloaded, run_measured
+from apshim_test import Check, CoRunner, Shim, any_sanitizer_preloaded, in_each_mode, run_measured
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -49,12 +49,7 @@ def run_all(label, env):
         check.expect(not m.timed_out and m.returncode == 0 and m.stdout == native[s], f"{what}: the native answer")
 
 
-run_all("alone", shim.env(P=2, gat=shim.path("alone.gat")))
-run_all("APSHIM_P=8", shim.env(P=8, gat=shim.path("p8.gat")))
-env = shim.env(P=2, gat=shim.path("throttled.gat"))
-with CoRunner(shim, env, P=2):
-    run_all("throttled", env)
-    run_all("throttled, APSHIM_CONFINE=0", dict(env, APSHIM_CONFINE="0"))
+in_each_mode(shim, run_all)
 
 # Marks: a dynamic,1 runtime loop fetches each item. Marks count only once the controller's first
 # cycle turned timing on, so the run is long enough (about 1.5 s at allotment 1) for a first cycle

@@ -14,7 +14,7 @@ Usage: test_taskloop.py BUILD OMP_TASKLOOP"""
 import statistics
 import sys
 
-from apshim_test import Check, CoRunner, Shim, run_measured
+from apshim_test import Check, CoRunner, Shim, in_each_mode, run_measured
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -32,12 +32,7 @@ def run(label, env):
                  f"{label}: {m.describe()}: the native answer")
 
 
-run("alone", shim.env(P=2, gat=shim.path("alone.gat")))
-run("APSHIM_P=8", shim.env(P=8, gat=shim.path("p8.gat")))
-env = shim.env(P=2, gat=shim.path("throttled.gat"))
-with CoRunner(shim, env, P=2):
-    run("throttled", env)
-    run("throttled, APSHIM_CONFINE=0", dict(env, APSHIM_CONFINE="0"))
+in_each_mode(shim, run)
 
 # Marks count only once the controller's first cycle turned timing on, so the run is long enough
 # (about 1.3 s at allotment 1) for a first cycle delayed by a loaded machine to cost a small part.

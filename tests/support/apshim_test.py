@@ -575,6 +575,18 @@ class CoRunner:
         self.proc.wait(timeout=10)
 
 
+def in_each_mode(shim, run):
+    """run(label, env) in the modes every correctness test runs (the developers' guide): alone in a
+    table of P = 2, at APSHIM_P=8 (above the cores), and throttled (a CoRunner holds the rest of a
+    P = 2 table: allotment 1), confined and with APSHIM_CONFINE=0 (parking only)."""
+    run("alone", shim.env(P=2, gat=shim.path("alone.gat")))
+    run("APSHIM_P=8", shim.env(P=8, gat=shim.path("p8.gat")))
+    env = shim.env(P=2, gat=shim.path("throttled.gat"))
+    with CoRunner(shim, env, P=2):
+        run("throttled", env)
+        run("throttled, APSHIM_CONFINE=0", dict(env, APSHIM_CONFINE="0"))
+
+
 def pypi_libgomp_program(build, program):
     """(copy, lib, how): a copy of `program` (a gcc OpenMP test program) under build/runtimes whose
     DT_NEEDED libgomp.so.1 is replaced by the file name of the libgomp that PyPI's scikit-learn
