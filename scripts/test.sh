@@ -59,7 +59,7 @@ stage() { echo "== $* ($((SECONDS / 60)) min $((SECONDS % 60)) s into the run)";
 #     about 20 s under TSan)
 #   not under either: omp.clang.runtime, taskloop and waits (libomp's runtime loops go through
 #     the dispatch hooks, its taskloop tasks and waits through the OMPT callbacks, that
-#     omp.clang.kinds, turns and tasks run; gcc's stay for libgomp's runtime-loop, taskloop and
+#     omp.clang.kinds and turns run; gcc's stay for libgomp's runtime-loop, taskloop and
 #     wait hooks; 25 s); omp.gcc.taskloop and omp.gcc.waits under TSan only (a trampoline table
 #     and frames pushed from the program's threads: questions of thread safety; 8 s under ASan)
 #   omp.clang.tasks not under TSan (libomp's task callbacks run under TSan in omp.clang.kinds'
