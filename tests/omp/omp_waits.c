@@ -7,8 +7,9 @@
  *  - taskred: a `for reduction(task, +)` loop whose first iteration makes one task (in_reduction)
  *    that computes, while the loop's end waits for it (gcc:
  *    GOMP_workshare_task_reduction_unregister, a taskgroup's end and a barrier);
- *  - critical: a critical section in which each thread computes, one after the other (gcc:
- *    GOMP_critical_name_start; clang: __kmpc_critical), after a barrier, so that the whole team
+ *  - critical: a critical section in which each thread computes, one after the other, named in
+ *    even rounds and unnamed in odd ones (gcc: GOMP_critical_name_start, GOMP_critical_start;
+ *    clang: __kmpc_critical), after a barrier, so that the whole team
  *    is there when the first one enters it (a worker woken late would otherwise wait less);
  *  - ordered: an ordered loop of one iteration a thread whose ordered part computes, each thread
  *    waiting for its turn (gcc: GOMP_ordered_start; clang: __kmpc_ordered), after a barrier too.
@@ -53,8 +54,13 @@ int main(int argc, char** argv) {
                 }
             } else if (k == 2) {
 #pragma omp barrier
+                if (r % 2) {
+#pragma omp critical
+                    v = work((uint64_t)r, steps / 2);
+                } else {
 #pragma omp critical(waits_turns)
-                v = work((uint64_t)r, steps / 2);
+                    v = work((uint64_t)r, steps / 2);
+                }
             } else {
 #pragma omp barrier
 #pragma omp for ordered schedule(static, 1)

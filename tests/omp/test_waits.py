@@ -5,8 +5,9 @@ loop whose threads compute one after the other) under the shim, for one compiler
   - the native answer alone, throttled at allotment 1, and at APSHIM_P=8; every run bounded;
   - throttled (timed hooks), those waits read idle: one thread computes at a time, so the trace's
     median busy is at most 1.2 processors. gcc's waits (GOMP_single_copy_start/end,
-    GOMP_workshare_task_reduction_unregister, GOMP_critical_name_start, GOMP_ordered_start) are
-    waits since the forty-ninth session; before, a teammate waiting there read busy (median: copy
+    GOMP_workshare_task_reduction_unregister, GOMP_critical_name_start and GOMP_critical_start,
+    GOMP_ordered_start) are waits since the forty-ninth session; before, a teammate waiting there
+    read busy (median: copy
     1.90-1.99, critical 1.38-1.46, ordered 1.57-1.64; the task reduction's end read 1.00 already,
     its barrier reached through GOMP_loop_end first, and it read 1.00-1.15 since: printed, not
     checked). libomp's copyprivate waits are barriers OMPT reports (0.99), checked too; its lock
