@@ -149,10 +149,12 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
     }
     case Phase::confirm: {
         // The cycle just ended ran as confirm_unconfined said.
-        Progress& pool = confirm_[confirm_unconfined(confirm_cycle_)];
+        int kind = confirm_unconfined(confirm_cycle_);
+        Progress& pool = confirm_[kind];
         pool.marks += marks;
         pool.cpu_ns += cpu_ns;
         pool.wall_ns += now - since_;
+        if (marks > confirm_top_[kind].marks) confirm_top_[kind] = Progress{marks, cpu_ns, now - since_};
         since_ = now;
         if (++confirm_cycle_ == kConfirmCycles) return decide_confirmed(now);
         return !confirm_unconfined(confirm_cycle_);
@@ -197,7 +199,7 @@ bool ConfineCheck::decide(std::uint64_t now, bool after_probe) noexcept {
         phase_ = Phase::confirm;
         since_ = now;
         confirm_cycle_ = 0;
-        confirm_[0] = confirm_[1] = Progress{};
+        confirm_[0] = confirm_[1] = confirm_top_[0] = confirm_top_[1] = Progress{};
         return true;
     }
     // Only a probe that found nothing puts off the next one.
@@ -232,9 +234,14 @@ std::uint64_t ConfineCheck::draw_look_ns() noexcept {
 
 bool ConfineCheck::decide_confirmed(std::uint64_t now) noexcept {
     probe_ended_ = true;
-    probe_ = confirm_[1];  // what the debug log shows: the pooled cycles
-    compared_ref_ = confirm_[0];
-    if (confirm_[0].cpu_ns > 0 && handover_bound(confirm_[1], confirm_[0])) return hold(now);
+    // Each kind's cycles pooled, less the one with the most marks: a burst shorter than a cycle
+    // falls on one cycle of one kind (confine_check.hpp). What the debug log shows too.
+    auto less_top = [](const Progress& pool, const Progress& top) {
+        return Progress{pool.marks - top.marks, pool.cpu_ns - top.cpu_ns, pool.wall_ns - top.wall_ns};
+    };
+    compared_ref_ = less_top(confirm_[0], confirm_top_[0]);
+    probe_ = less_top(confirm_[1], confirm_top_[1]);
+    if (compared_ref_.cpu_ns > 0 && handover_bound(probe_, compared_ref_)) return hold(now);
     // Not confirmed: a change of phase, or hand-overs in code that makes no marks, which the
     // alternating cycles cannot see (confine_check.hpp). Looks at random moments tell them apart.
     looks_ = 1;

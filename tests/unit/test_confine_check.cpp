@@ -399,6 +399,29 @@ TEST_CASE("confine_check: a burst of marks that a probe meets is no hand-over, c
     REQUIRE(held(0.5, 10, 12000, [](int ms) { return ms % 400 >= 80; }, count));
 }
 
+TEST_CASE("confine_check: a burst within one cycle of the confirmation is no hand-over", "[confine_check]") {
+    // enfuse in a CI run at 3bba3a6: a probe met a burst, and so did the confirmation, all of it in
+    // its second cycle (unconfined: 57 marks); serial code followed (one thread, a mark now and
+    // then). Pooled whole, its unconfined cycles made 4.2x the marks per CPU-second of the
+    // confined ones, and the job was held unconfined. Without each kind's top cycle: 2 against 4.
+    auto confirm = [](const std::uint64_t (&marks)[ConfineCheck::kConfirmCycles], std::uint64_t burst_cpu) {
+        Job job(0.5, 10);  // hand-over bound until then
+        REQUIRE(job.until(Phase::confirm) > 0);
+        for (int i = 0; i < ConfineCheck::kConfirmCycles; ++i) {
+            job.now += kCycle;
+            bool unconfined = i % 2 == 1;
+            std::uint64_t cpu = unconfined && marks[i] > 20 ? burst_cpu : kCycle;
+            job.check.step(job.now, marks[i], cpu, unconfined ? 0 : 1, true);
+        }
+        return job.check.phase();
+    };
+    const std::uint64_t enfuse[ConfineCheck::kConfirmCycles] = {3, 57, 0, 0, 0, 0, 1, 2, 10, 0, 0, 0, 0, 0, 0, 0};
+    CHECK(confirm(enfuse, 2 * kCycle) != Phase::hold);
+    // Hand-overs in every unconfined cycle, next to none confined: held, the top cycles left out.
+    const std::uint64_t handover[ConfineCheck::kConfirmCycles] = {1, 57, 0, 40, 1, 50, 0, 45, 2, 60, 0, 38, 1, 52, 0, 41};
+    CHECK(confirm(handover, 2 * kCycle) == Phase::hold);
+}
+
 namespace {
 // NPB LU built with gcc, throttled: each iteration is a pipelined sweep whose threads hand work to
 // each other through flags they spin on (no runtime call: no marks; confined to one CPU, the
