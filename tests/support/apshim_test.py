@@ -400,7 +400,8 @@ class Measured:
     /proc sample), samples [(seconds since start, its CPU seconds, the machine's idle CPU seconds)],
     threads ({tid: (comm, CPU seconds)}
     of every thread seen, at its last sample), masks ({Cpus_allowed_list: thread-samples} over
-    all samples), backtrace (gdb's, when it timed out)."""
+    all samples), attached_s (the time of the first sample that saw the shim's controller thread,
+    `apshim-ctl`; None if none did), backtrace (gdb's, when it timed out)."""
 
     def __init__(self):
         self.returncode = None
@@ -410,6 +411,7 @@ class Measured:
         self.samples = []
         self.threads = {}
         self.masks = {}
+        self.attached_s = None
         self.backtrace = None
 
     @property
@@ -470,6 +472,8 @@ def run_measured(argv, env, timeout, interval=0.05, cwd=None, stdin=subprocess.D
                     m.samples.append((now, cpu, idle_cpu_seconds()))
                     for tid, (name, secs) in thread_cpu_seconds(p.pid).items():
                         m.threads[tid] = (name, max(secs, m.threads.get(tid, (name, 0.0))[1]))
+                        if name == "apshim-ctl" and m.attached_s is None:
+                            m.attached_s = now
                     for mask in thread_cpu_masks(p.pid).values():
                         m.masks[mask] = m.masks.get(mask, 0) + 1
                 # Exited? Ask without reaping: the zombie keeps the group's id ours until killpg below.
