@@ -1,6 +1,7 @@
 #include "shim/confine.hpp"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -21,14 +22,30 @@
 namespace apshim::confine {
 namespace {
 
-// Raw system calls only: the libc names are interposed by this very library (cpu_hooks.cpp),
-// and our own calls must not look like the program binding its threads.
+// Raw system calls only, through libc's syscall() itself: the libc names are interposed by this
+// very library (cpu_hooks.cpp), syscall() too, our own calls must not look like the program
+// binding its threads, and a read must give the kernel's mask, not the original one shown to the
+// program. Resolved at load (capture_at_load), so that the calls stay async-signal-safe.
+using SyscallFn = long (*)(long, ...);
+std::atomic<SyscallFn> g_kernel_syscall{nullptr};
+SyscallFn kernel_syscall_fn() noexcept {
+    SyscallFn fn = g_kernel_syscall.load(std::memory_order_acquire);
+    if (!fn) {
+        fn = reinterpret_cast<SyscallFn>(dlsym(RTLD_NEXT, "syscall"));
+        if (!fn) fn = &syscall;
+        g_kernel_syscall.store(fn, std::memory_order_release);
+    }
+    return fn;
+}
+long kernel_syscall(long number, long a, long b, const void* c) noexcept {
+    return kernel_syscall_fn()(number, a, b, c);
+}
 int set_mask(pid_t tid, const cpu_set_t& m) noexcept {
-    return syscall(SYS_sched_setaffinity, tid, sizeof m, &m) == 0 ? 0 : errno;
+    return kernel_syscall(SYS_sched_setaffinity, tid, sizeof m, &m) == 0 ? 0 : errno;
 }
 bool get_mask(pid_t tid, cpu_set_t& m) noexcept {
     CPU_ZERO(&m);
-    return syscall(SYS_sched_getaffinity, tid, sizeof m, &m) > 0;
+    return kernel_syscall(SYS_sched_getaffinity, tid, sizeof m, &m) > 0;
 }
 // A mask of every CPU: the kernel keeps of it the CPUs the process's cpuset allows.
 cpu_set_t every_cpu() noexcept {
@@ -292,7 +309,7 @@ int seccomp_mode() noexcept {
 // it rather than running a handler of the program's in it.
 int probe_child(void*) {
     signal(SIGSYS, SIG_DFL);
-    long r = syscall(SYS_sched_setaffinity, 0, sizeof g_original, &g_original);
+    long r = kernel_syscall(SYS_sched_setaffinity, 0, sizeof g_original, &g_original);
     syscall(SYS_exit, r == 0 ? 0 : errno);
     return 0;
 }

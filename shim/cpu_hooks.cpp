@@ -4,7 +4,10 @@
 //  - sched_getaffinity and pthread_getaffinity_np answer with the process's original mask while
 //    the shim confines its threads (confine.hpp): a runtime or a program that sizes itself from
 //    its mask (libgomp, oneTBB, OpenBLAS, Python's os.sched_getaffinity) must not be narrowed by
-//    the shim's enforcement, which moves with every allotment;
+//    the shim's enforcement, which moves with every allotment. So does libc's syscall() for
+//    SYS_sched_getaffinity, which libomp uses: it reads its mask at its middle initialisation, and
+//    a libomp first used while the process was confined (loaded by a Python module after libgomp's
+//    regions started the controller) sized every default team from one CPU, for good;
 //  - sched_setaffinity and pthread_setaffinity_np: the program binds threads itself; where it keeps
 //    a narrower mask the shim stops confining for good (and leaves the threads it bound alone); a
 //    mask it takes back (hwloc's topology discovery) is no binding (confine.hpp, ProgramSetsMask).
@@ -19,6 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 
@@ -124,5 +128,27 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int pthr
     int rc = real(thread, size, mask);
     if (rc == 0)  // another thread than the caller cannot be named here: 0
         record.done(pthread_equal(thread, pthread_self()) ? static_cast<pid_t>(syscall(SYS_gettid)) : 0, size, mask);
+    return rc;
+}
+
+// libc's syscall(2) wrapper, variadic: the six arguments any system call takes are passed on as
+// they came (an argument the caller did not pass is read as whatever its register or stack slot
+// holds, which the kernel ignores for a call that takes fewer: glibc's own wrapper does the same).
+// Only SYS_sched_getaffinity is answered differently: as sched_getaffinity above, on the bytes the
+// kernel wrote (its return value; the raw call returns their count, not 0).
+// The shim's own reads of the threads' masks need the kernel's answer: confine.cpp calls libc's
+// syscall() past this one.
+extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED long syscall(long number, ...) {
+    using Fn = long (*)(long, ...);
+    static Fn cache = nullptr;
+    Fn real = next(cache, "syscall");
+    va_list ap;
+    va_start(ap, number);
+    long a[6];
+    for (long& x : a) x = va_arg(ap, long);
+    va_end(ap);
+    long rc = real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (number == SYS_sched_getaffinity && rc > 0 && original_masks_shown() && ours(static_cast<pid_t>(a[0])))
+        show_original(static_cast<size_t>(rc), reinterpret_cast<cpu_set_t*>(a[2]));
     return rc;
 }

@@ -218,14 +218,6 @@ extern "C" __attribute__((visibility("hidden"))) void* apshim_kmp_before_fork(id
     auto fork_call = next_fork_call.for_caller(site);
     if (!fork_call) return reinterpret_cast<void*>(&no_fork_call);
     if (hooks_on() && kmp.outermost()) {
-        // libomp reads the CPU mask (by raw syscall, which the shim's sched_getaffinity does not
-        // answer) at its middle initialisation, in the first region or omp_get_max_threads(), and
-        // sizes every default team from it. note_fork() below starts the controller at the first
-        // fork, whose first cycle could confine this thread before __kmpc_fork_call got there:
-        // the program then saw one CPU and ran teams of one for good (omp.clang.kinds_corun, once
-        // in CI at APSHIM_P=4). Asked here first, libomp reads the original mask.
-        if (!g_kmp_state.seen.load(std::memory_order_relaxed))
-            if (auto max = kmp.max_threads.get()) max();
         bool opted_in = shrink_allowed_by_user();
         ForkIcvs icvs = kmp.icvs(/*need_max=*/opted_in);
         const bool promised = !(icvs.dynamic || opted_in);  // before keep_whole_team withholds both

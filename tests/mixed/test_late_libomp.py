@@ -1,0 +1,44 @@
+"""A libomp loaded and first used after libgomp's regions started the shim's controller
+(tests/mixed/late_libomp.c): libomp reads its CPU mask at its middle initialisation, by libc's
+syscall(), and sizes every default team from it. Throttled, the process is confined by then, and
+before the shim answered that call as it answers sched_getaffinity (shim/cpu_hooks.cpp), libomp
+saw one CPU: omp_get_max_threads() 1 and default teams of one for the rest of the run, whatever
+the allotment later.
+In every mode (in_each_mode), the same answer as natively; throttled and confined, the kernel ran
+the process on fewer CPUs before the plugin was loaded (else the run proves nothing).
+Usage: test_late_libomp.py BUILD LATE_LIBOMP PLUGIN"""
+import os
+import sys
+
+from apshim_test import Check, Shim, in_each_mode, require_two_cpus, run_measured, sanitizer_preloaded, stdout_words
+
+if sanitizer_preloaded("asan"):
+    # LeakSanitizer's tracer crashes at this program's exit without the shim too (SIGSEGV in the
+    # tracer, rc 1; libgomp's and libomp's threads in one process): leaks are checked elsewhere.
+    os.environ["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+
+build, prog, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
+shim = Shim(build)
+check = Check("mixed.late_libomp")
+require_two_cpus("throttled, the process must be confined to fewer CPUs than it started with")
+args = [prog, plugin, "3"]
+
+native = shim.run(args, shim.env(preload=False), timeout=60)
+check.expect(native.returncode == 0 and "libomp_max=" in native.stdout, f"native run ({native.returncode}: {native.stderr.strip()})")
+print(f"native: {native.stdout.strip()}", flush=True)
+if native.returncode != 0 or "libomp_max=" not in native.stdout:
+    check.done()  # nothing to compare with
+want = {k: v for k, v in stdout_words(native.stdout).items() if k != "confined_before_load"}
+
+
+def run(label, env):
+    m = run_measured(args, env, timeout=60)
+    words = stdout_words(m.stdout) if m.returncode == 0 and "libomp_max=" in m.stdout else {}
+    got = {k: v for k, v in words.items() if k != "confined_before_load"}
+    check.expect(not m.timed_out and got == want, f"{label}: {m.stdout.strip()} ({m.describe()}): the native sizes {want}")
+    if label == "throttled":
+        check.expect(words.get("confined_before_load") == "1", f"{label}: the process was confined before the plugin was loaded")
+
+
+in_each_mode(shim, run)
+check.done()
