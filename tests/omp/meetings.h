@@ -6,17 +6,14 @@
 #include <omp.h>
 #include <sched.h>
 #include <stdint.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
+#include "kernel_mask.h"
 #include "spin.h"
 
-/* The CPUs the calling thread may run on as the kernel holds it, read with the raw system call:
- * the shim answers sched_getaffinity with the mask the program would see without it. */
+/* The CPUs the calling thread may run on as the kernel holds it (kernel_mask.h). */
 static inline int raw_mask_cpus(void) {
     cpu_set_t m;
-    CPU_ZERO(&m);
-    return syscall(SYS_sched_getaffinity, 0, sizeof m, &m) > 0 ? CPU_COUNT(&m) : 0;
+    return kernel_mask(&m) ? CPU_COUNT(&m) : 0;
 }
 
 /* On each of `parties` threads that meet, `index` this one's: `iters` steps of fixed work shared by

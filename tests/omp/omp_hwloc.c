@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "kernel_mask.h"
 #include "spin.h"
 
 /* The CPU a thread is pinned to: the n-th of the process's mask at its start. */
@@ -30,17 +31,16 @@ static int nth_cpu(int n) {
     return 0;
 }
 
-/* Raw system calls: what the kernel has, whatever an interposer would answer. */
+/* The system call itself (kernel_mask.h): what the kernel has, whatever an interposer would answer. */
 static int raw_pin(int cpu) {
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
-    return syscall(SYS_sched_setaffinity, 0, sizeof one, &one) == 0 ? 0 : 1;
+    return kernel_bind(&one);
 }
 static int raw_is_pinned(int cpu) {
     cpu_set_t m;
-    CPU_ZERO(&m);
-    return syscall(SYS_sched_getaffinity, 0, sizeof m, &m) > 0 && CPU_COUNT(&m) == 1 && CPU_ISSET(cpu, &m);
+    return kernel_mask(&m) && CPU_COUNT(&m) == 1 && CPU_ISSET(cpu, &m);
 }
 
 int main(int argc, char** argv) {
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const int pin = strcmp(argv[1], "pin") == 0, rawpin = strcmp(argv[1], "rawpin") == 0;
-    if (syscall(SYS_sched_getaffinity, 0, sizeof start_mask, &start_mask) <= 0) return 1;
+    if (!kernel_mask(&start_mask)) return 1;
     const int rounds = atoi(argv[2]);
     const long iters = atol(argv[3]);
     hwloc_topology_t topology;
