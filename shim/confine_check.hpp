@@ -37,8 +37,9 @@
 // the middle two, 1 run in 5.) A burst within one cycle falls on one kind only, so each pool
 // leaves out its cycle with the most marks: in a CI run at 3bba3a6 enfuse's confirmation met 57
 // marks in one unconfined cycle, 2 in its seven others and 14 in the confined ones, most of them
-// serial code after the burst, read 4.2x and was held (1.18 CPUs at allotment 1). Where the confirmation fails, the job is looked at again at
-// random moments (kHandoverLooks): hand-overs in code that makes no marks read alike in its cycles.
+// serial code after the burst, read 4.2x and was held (1.18 CPUs at allotment 1). Where the
+// confirmation fails, the job is looked at again at random moments (kHandoverLooks): hand-overs
+// in code that makes no marks read alike in its cycles.
 //
 // Pure logic, controller thread only: the controller feeds it each cycle's counts.
 #pragma once

@@ -3,38 +3,17 @@
  * about the shim.
  *   late_libomp PLUGIN [SECONDS]   (3)
  * Runs libgomp regions until the kernel runs this thread on fewer CPUs than it started with
- * (/proc/thread-self/status, which no library answers for the kernel), or for SECONDS; then
- * dlopen()s PLUGIN (late_libomp_plugin.c, built with clang: libomp) and asks it for libomp's
+ * (read with the system call instruction, which no library answers for the kernel), or for
+ * SECONDS; then dlopen()s PLUGIN (late_libomp_plugin.c, built with clang: libomp) and asks it for libomp's
  * omp_get_max_threads() and the size of a default team.
  * stdout: "late_libomp confined_before_load=<0|1> gomp_max=<n> libomp_max=<n> libomp_team=<n>". */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-/* The CPUs the kernel lets this thread run on now (Cpus_allowed_list), -1 if unreadable. */
-static int cpus_allowed(void) {
-    FILE* f = fopen("/proc/thread-self/status", "r");
-    if (!f) return -1;
-    char line[4096];
-    int n = -1;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "Cpus_allowed_list:", 18)) continue;
-        n = 0;
-        for (char* p = line + 18; *p;) {  /* "0-3,6,8-9" */
-            char* end;
-            long a = strtol(p, &end, 10);
-            if (end == p) { ++p; continue; }
-            long b = a;
-            if (*end == '-') b = strtol(end + 1, &end, 10);
-            n += (int)(b - a + 1);
-            p = end;
-        }
-    }
-    fclose(f);
-    return n;
-}
+#include "kernel_mask.h"
 
 int main(int argc, char** argv) {
     if (argc < 2) {
@@ -42,12 +21,12 @@ int main(int argc, char** argv) {
         return 2;
     }
     double seconds = argc > 2 ? atof(argv[2]) : 3.0;
-    int start = cpus_allowed(), confined = 0;
+    int start = kernel_mask_cpus(), confined = 0;
     double sum = 0, t0 = omp_get_wtime();
     while (!confined && omp_get_wtime() - t0 < seconds) {
 #pragma omp parallel for reduction(+ : sum)
         for (int i = 0; i < 200000; ++i) sum += i * 0.5;
-        confined = cpus_allowed() < start;
+        confined = kernel_mask_cpus() < start;
     }
     void* plugin = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!plugin) {

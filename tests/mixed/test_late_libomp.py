@@ -23,19 +23,29 @@ check = Check("mixed.late_libomp")
 require_two_cpus("throttled, the process must be confined to fewer CPUs than it started with")
 args = [prog, plugin, "3"]
 
+
+
+def words_of(run):
+    """The program's key=value words, {} where it failed."""
+    return stdout_words(run.stdout) if run.returncode == 0 and "libomp_max=" in run.stdout else {}
+
+
+def sizes(words):
+    """What must be as natively: all but whether the process was confined."""
+    return {k: v for k, v in words.items() if k != "confined_before_load"}
+
+
 native = shim.run(args, shim.env(preload=False), timeout=60)
-check.expect(native.returncode == 0 and "libomp_max=" in native.stdout, f"native run ({native.returncode}: {native.stderr.strip()})")
 print(f"native: {native.stdout.strip()}", flush=True)
-if native.returncode != 0 or "libomp_max=" not in native.stdout:
+if not check.expect(bool(words_of(native)), f"native run ({native.returncode}: {native.stderr.strip()})"):
     check.done()  # nothing to compare with
-want = {k: v for k, v in stdout_words(native.stdout).items() if k != "confined_before_load"}
+want = sizes(words_of(native))
 
 
 def run(label, env):
     m = run_measured(args, env, timeout=60)
-    words = stdout_words(m.stdout) if m.returncode == 0 and "libomp_max=" in m.stdout else {}
-    got = {k: v for k, v in words.items() if k != "confined_before_load"}
-    check.expect(not m.timed_out and got == want, f"{label}: {m.stdout.strip()} ({m.describe()}): the native sizes {want}")
+    words = words_of(m)
+    check.expect(not m.timed_out and sizes(words) == want, f"{label}: {m.stdout.strip()} ({m.describe()}): the native sizes {want}")
     if label == "throttled":
         check.expect(words.get("confined_before_load") == "1", f"{label}: the process was confined before the plugin was loaded")
 

@@ -27,6 +27,12 @@ static inline int kernel_mask(cpu_set_t* m) {
     return kernel_mask_call(SYS_sched_getaffinity, m) > 0;
 }
 
+/* How many CPUs the calling thread may run on, 0 when its mask cannot be read. */
+static inline int kernel_mask_cpus(void) {
+    cpu_set_t m;
+    return kernel_mask(&m) ? CPU_COUNT(&m) : 0;
+}
+
 /* Binds the calling thread to the CPUs of *m; 0 on success. */
 static inline int kernel_bind(const cpu_set_t* m) {
     cpu_set_t copy = *m;

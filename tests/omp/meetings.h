@@ -10,12 +10,6 @@
 #include "kernel_mask.h"
 #include "spin.h"
 
-/* The CPUs the calling thread may run on as the kernel holds it (kernel_mask.h). */
-static inline int raw_mask_cpus(void) {
-    cpu_set_t m;
-    return kernel_mask(&m) ? CPU_COUNT(&m) : 0;
-}
-
 /* On each of `parties` threads that meet, `index` this one's: `iters` steps of fixed work shared by
  * them, then a meeting, `meetings` times (`arrived`, `sense`: the meeting's, 0 at its start).
  * Returns the thread's checksum (their sum is the same at any count of parties) and raises
@@ -35,7 +29,7 @@ static inline uint64_t meet_as(int index, int parties, int meetings, long iters,
             }
         }
     }
-    int cpus = raw_mask_cpus(), seen = __atomic_load_n(widest, __ATOMIC_RELAXED);
+    int cpus = kernel_mask_cpus(), seen = __atomic_load_n(widest, __ATOMIC_RELAXED);
     while (cpus > seen && !__atomic_compare_exchange_n(widest, &seen, cpus, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     }
     return sum;

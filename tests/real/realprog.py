@@ -10,10 +10,10 @@ under the shim in three modes, each run bounded and measured from /proc (apshim_
              <= THROTTLED_MAX_CPUS from the first /proc sample that saw the shim's controller
              thread (the program joins the table at its first parallel construct; before it, it is
              no job, and other thread pools may spin: scikit-learn's import, with OpenBLAS's
-             pthreads, used 1.2-1.9 CPUs for its first second). Only meaningful when the program could have used more: if
-             its CPU use plus the machine's idle CPUs (/proc/stat) over the run stay below
-             MIN_CAPACITY (other load), that check is inconclusive and the test exits SKIP (77)
-             unless another check failed
+             pthreads, used 1.2-1.9 CPUs for its first second). Only meaningful when the program
+             could have used more: if its CPU use plus the machine's idle CPUs (/proc/stat) over
+             that stretch stay below MIN_CAPACITY (other load), that check is inconclusive and
+             the test exits SKIP (77) unless another check failed
   P8         the shim with APSHIM_P=8 on fewer cores: same output, no crash
   beside a hog  (beside_hog, where a test asks) the shim alone in its table, a process outside it
              spinning on one CPU: same output; the test checks what the trace shows
