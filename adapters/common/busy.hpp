@@ -206,11 +206,13 @@ public:
 
     // The last two readings, the clocks read afresh first when the last is min_age_ns old, and
     // kAgePerClockNs per clock (a reading costs a system call per thread: with 1000 threads,
-    // readings every half millisecond took a CPU of their own), and nobody else is reading them.
+    // readings every half millisecond took a CPU of their own), and nobody else is reading them;
+    // no readings (cpus() negative) while another thread writes them.
     static constexpr std::uint64_t kAgePerClockNs = 10000;
     template <class Slots>
     Window read(Slots& slots, std::uint64_t now, std::uint64_t min_age_ns) noexcept {
-        Window w = latest();
+        Window w;
+        if (!latest(w)) return Window{};  // a reading being written: no answer now
         const int n = slots.used();
         const std::uint64_t age = std::max(min_age_ns, static_cast<std::uint64_t>(n) * kAgePerClockNs);
         if (now - w.last.at_ns < age || reading_.exchange(true, std::memory_order_acquire)) return w;
@@ -224,23 +226,37 @@ public:
         return w;
     }
 
+    // True for the first caller only of each last reading: a window that admits one more thread
+    // lets one go, however many ask about it.
+    bool first_for(const Window& w) noexcept {
+        std::uint64_t claimed = claimed_.load(std::memory_order_relaxed);
+        return claimed < w.last.at_ns && claimed_.compare_exchange_strong(claimed, w.last.at_ns);
+    }
+
     // In a fork() child: a reader of the parent's may have been mid-way.
     void reset() noexcept {
         seq_.store(0, std::memory_order_relaxed);
         store(Window{});
         reading_.store(false, std::memory_order_relaxed);
+        claimed_.store(0, std::memory_order_relaxed);
     }
 
-private:
-    Window latest() const noexcept {
-        for (;;) {
+protected:  // tests/unit/test_parking.cpp writes half a reading
+    // The last two readings into `w`, or false where a writer is mid-way. Never a wait for the
+    // writer: preempted between its two counts (a loaded machine, a team of 1000), it kept every
+    // parked thread that polled spinning here for its whole time slice, a 1 s program at 5-6 CPU
+    // s, 1 run in 10 beside another program (fifty-first session).
+    bool latest(Window& w) const noexcept {
+        for (int tries = 0; tries < 3; ++tries) {
             // Sequentially consistent throughout, without fences (TSan has none): a reading a
             // refresh at most every half millisecond, so the cost is nothing.
             std::uint32_t seq = seq_.load(std::memory_order_seq_cst);
-            Window w{{at_[0].load(std::memory_order_seq_cst), cpu_[0].load(std::memory_order_seq_cst)},
-                     {at_[1].load(std::memory_order_seq_cst), cpu_[1].load(std::memory_order_seq_cst)}};
-            if (!(seq & 1) && seq_.load(std::memory_order_seq_cst) == seq) return w;
+            if (seq & 1) return false;
+            w = {{at_[0].load(std::memory_order_seq_cst), cpu_[0].load(std::memory_order_seq_cst)},
+                 {at_[1].load(std::memory_order_seq_cst), cpu_[1].load(std::memory_order_seq_cst)}};
+            if (seq_.load(std::memory_order_seq_cst) == seq) return true;
         }
+        return false;
     }
     void store(const Window& w) noexcept {
         at_[0].store(w.before.at_ns, std::memory_order_seq_cst);
@@ -252,6 +268,7 @@ private:
     std::atomic<std::uint32_t> seq_{0};
     std::atomic<std::uint64_t> at_[2] = {0, 0}, cpu_[2] = {0, 0};
     std::atomic<bool> reading_{false};
+    std::atomic<std::uint64_t> claimed_{0};  // the last reading a thread was let go on (first_for)
 };
 
 // The questions barrier parking asks about the other threads of `self`'s outermost region (a

@@ -14,8 +14,12 @@
 //     possibly for us): polled every kRecheckNs, or
 //   - the team used less CPU than the limit admits, by half a processor, between the last two
 //     readings of their CPU clocks (SharedCpuTotal, at least half a kRecheckNs apart): they are
-//     not executing work the way the intervals say, but wait in user code by sleeping (LLVM's guided-schedule test waits up to 5 ms per iteration for a teammate to
-//     take the next one), and the allotment has room for this thread anyway, or
+//     not executing work the way the intervals say, but wait in user code by sleeping (LLVM's
+//     guided-schedule test waits up to 5 ms per iteration for a teammate to take the next one),
+//     and the allotment has room for one more thread anyway. One thread per reading: on a loaded
+//     machine the working threads wait for a CPU, which their clocks read as sleeping, and
+//     letting every parked thread go on that (a team of 1000, throttled with parking only, beside
+//     another program) took a 1 s program to 5-6 CPU s, 1 run in 10 (fifty-first session), or
 //   - a teammate is ahead, in a later dispatched loop of the region (loop_started wakes the
 //     lot): with nowait loops a thread runs ahead and then waits, in libomp, for its teammates
 //     to leave an older loop's dispatch buffer (LLVM's kmp_set_dispatch_buf test); a thread
@@ -23,8 +27,8 @@
 //   - confinement came into force (Host::parking_wanted, adapter.hpp: the controller lowers the
 //     limit a moment before it confines the threads, and a thread may park in between), or
 //   - kMaxWaits polls or kMaxParkNs passed (a bound, so a mistake costs time, never a hang).
-// With many threads parked each polls less often (park()), and the first to find a reason that
-// holds for every parked thread wakes them all.
+// With many threads parked each polls less often (ParkBounds::shared_polls), and the first to find
+// a reason that holds for every parked thread wakes them all.
 // The master (team index 0) never parks; static and ordered loops are never parked (their
 // iterations, or their turns, are pre-assigned: a parked thread would hold what its teammates
 // wait for). Nobody parks while confinement is in force.
@@ -59,38 +63,35 @@ inline bool beyond_limit(State& s, int index) noexcept {
 
 // Many parked threads poll less often each, about kPollsPerRecheck polls a kRecheckNs in all;
 // a stay lasts kMaxWaits polls or kMaxParkNs at most.
-inline ParkBounds shared_poll_bounds(const State& s) noexcept {
-    const int others_parked = s.parked.load(std::memory_order_relaxed);
-    return ParkBounds{kRecheckNs * static_cast<std::uint64_t>(std::max(1, others_parked / kPollsPerRecheck)),
-                      kMaxWaits, kMaxParkNs};
-}
+constexpr ParkBounds kSharedPollBounds{kRecheckNs, kMaxWaits, kMaxParkNs, kPollsPerRecheck};
 
 inline void park(State& s, ThreadState& t, int index) noexcept {
     push_frame(s, t, /*wait=*/true);  // parked time is not work, for us and for the escape rule
     std::uint32_t loops_seen = s.loops_exhausted.load(std::memory_order_acquire);
     // Many parked threads poll less often each, about kPollsPerRecheck polls a kRecheckNs in all,
     // and one that finds a reason for the whole team to go on (nobody working, confinement in
-    // force, the team's CPU below its limit) wakes the rest: 999 threads polling every millisecond
-    // took a 0.63 s program (1000 threads on 2 CPUs) to 4.6 s alone with parking only (fortieth
-    // session). The reasons of its own (the allotment, a loop exhausted or begun) wake the lot
-    // where they happen.
+    // force) wakes the rest: 999 threads polling every millisecond took a 0.63 s program (1000
+    // threads on 2 CPUs) to 4.6 s alone with parking only (fortieth session). The reasons of its
+    // own (the allotment, a loop exhausted or begun) wake the lot where they happen; the team's
+    // CPU below its limit is room for one thread, not for all.
     // Marked before the escape rules are first asked, so that a teammate beginning a loop meanwhile
     // either is seen by teammate_ahead or sees the mark (loop_started).
     ThreadCounters* c = t.counters;
     s.parked_before_chunks.fetch_add(1, std::memory_order_seq_cst);
     c->parked_at_loop.store(c->loops.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
-    park_until(s.lot, s.parked, shared_poll_bounds(s), [&] {
+    park_until(s.lot, s.parked, kSharedPollBounds, [&] {
         if (!beyond_limit(s, index) || s.loops_exhausted.load(std::memory_order_acquire) != loops_seen ||
             teammate_ahead(s.slots, t.counters))
             return true;
+        if (!others_busy(s.slots, t.counters) || !host().parking_wanted()) {
+            if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
+            return true;
+        }
         // The team's CPU use over the last two readings shared by every parked thread
         // (SharedCpuTotal): a parked thread's own share of it is its polls.
-        double used = s.cpu_total.read(s.slots, now_ns(), kRecheckNs / 2).cpus();
-        if (others_busy(s.slots, t.counters) && host().parking_wanted() &&
-            (used < 0 || used >= s.limit.load(std::memory_order_relaxed) - 0.5))
-            return false;
-        if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
-        return true;
+        const SharedCpuTotal::Window w = s.cpu_total.read(s.slots, now_ns(), kRecheckNs / 2);
+        const double used = w.cpus();
+        return used >= 0 && used < s.limit.load(std::memory_order_relaxed) - 0.5 && s.cpu_total.first_for(w);
     });
     c->parked_at_loop.store(0, std::memory_order_relaxed);
     s.parked_before_chunks.fetch_sub(1, std::memory_order_relaxed);
@@ -164,7 +165,7 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
     // thread, so with many parked it sees idle others up to a poll interval later (125 ms with
     // 1000 parked, where every poll of each would cost the team a look at 1000 teammates).
     std::uint64_t idle_from = now_ns(), last_busy = others_busy_total(s.slots, t.counters, now_ticks());
-    park_until(s.lot, s.parked, shared_poll_bounds(s), [&] {
+    park_until(s.lot, s.parked, kSharedPollBounds, [&] {
         int l = s.limit.load(std::memory_order_relaxed);
         if (l <= 0 || l > limit) return true;
         if (teammates_now(s.slots, t.counters).engaged) {

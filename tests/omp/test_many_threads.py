@@ -10,6 +10,9 @@ Until the fortieth session:
 - the start's spread held the master on one CPU for a moment while it created its 999 threads,
   and those created then inherited that CPU alone: read as the program's binding, confinement
   stopped for good in 2 runs of 4 ("the program sets CPU affinity itself"), then parking as above.
+Until the fifty-first session, a parked thread that polled while another wrote the team's CPU
+reading spun until the writer, preempted on a loaded machine, ran again: with 999 parked, 5-6 CPU
+s, 1 run in 10 to 70 beside another program (CI runs two tests at once; docs/enforcement.md).
 Until the forty-first session, every thread that reached the region's barrier while others made
 and ran tasks waited there polling every millisecond, each poll a look at every teammate: a task
 program of 1000 threads (omp_work fib, libgomp) took 13.6 s alone (26 CPU s), natively 0.32 s.
