@@ -72,21 +72,27 @@ def run_mapping(argv, env, timeout=120, interval=0.02):
 
 gomp_hashed, gomp_hashed_lib, gomp_hashed_how = pypi_libgomp_program(build, omp_gcc)
 
+# Long enough for /proc to tell how many processors the throttled run kept busy (cpus_used: half a
+# second of samples after 0.3 s) on a fast machine: fib(42) and 3 x 10^7 iterations, throttled,
+# took 0.62-0.68 s on this session's (fifty-first), and every row's measure came back empty.
+TBB_ARGS = [tbb_fib, "44", "14", "2"]
+OMP_ARGS = ["3", "30000000"]
+
 ROWS = [
     # (name, program argv, LD_LIBRARY_PATH or "" for the system's, how to get it[, the file the
     #  runtime must be mapped from: no other file of the runtime's name stem may be mapped])
-    ("oneTBB 2021.8 (Debian libtbb12)", [tbb_fib, "42", "14", "2"], "", "apt-get install libtbb-dev"),
-    ("oneTBB 2023.2 (PyPI tbb 2023.2.0 wheel, TCM served by the shim)", [tbb_fib, "42", "14", "2"], wheel_lib("tbb-wheel", "libtbb.so.12"),
+    ("oneTBB 2021.8 (Debian libtbb12)", TBB_ARGS, "", "apt-get install libtbb-dev"),
+    ("oneTBB 2023.2 (PyPI tbb 2023.2.0 wheel, TCM served by the shim)", TBB_ARGS, wheel_lib("tbb-wheel", "libtbb.so.12"),
      "scripts/fetch-runtimes.sh"),
-    ("libomp 14 (Debian libomp5-14)", [omp_clang, "3", "10000000"], "", "apt-get install libomp-dev"),
-    ("libomp 16 (Debian libomp5-16, unpacked)", [omp_clang, "3", "10000000"],
+    ("libomp 14 (Debian libomp5-14)", [omp_clang, *OMP_ARGS], "", "apt-get install libomp-dev"),
+    ("libomp 16 (Debian libomp5-16, unpacked)", [omp_clang, *OMP_ARGS],
      os.path.join(runtimes, "libomp16/usr/lib/llvm-16/lib") if glob.glob(os.path.join(runtimes, "libomp16/usr/lib/llvm-16/lib/libomp*.so.5")) else None,
      "scripts/fetch-runtimes.sh"),
-    ("Intel libiomp5 (PyPI intel-openmp 2026.2.0 wheel)", [omp_clang, "3", "10000000"], iomp_dir(),
+    ("Intel libiomp5 (PyPI intel-openmp 2026.2.0 wheel)", [omp_clang, *OMP_ARGS], iomp_dir(),
      "scripts/fetch-runtimes.sh"),
-    ("libgomp 12 (Debian gcc 12)", [omp_gcc, "3", "10000000"], "", "apt-get install gcc"),
+    ("libgomp 12 (Debian gcc 12)", [omp_gcc, *OMP_ARGS], "", "apt-get install gcc"),
     ("libgomp under a hashed name (PyPI scikit-learn 1.9.1 wheel's scikit_learn.libs/libgomp-<hash>.so.1.0.0, "
-     "vendored as PyTorch's wheels vendor theirs)", [gomp_hashed or "", "3", "10000000"],
+     "vendored as PyTorch's wheels vendor theirs)", [gomp_hashed or "", *OMP_ARGS],
      gomp_hashed and os.path.dirname(gomp_hashed_lib), gomp_hashed_how, gomp_hashed_lib),
 ]
 
