@@ -11,6 +11,7 @@
 //  - sched_setaffinity and pthread_setaffinity_np: the program binds threads itself; where it keeps
 //    a narrower mask the shim stops confining for good (and leaves the threads it bound alone); a
 //    mask it takes back (hwloc's topology discovery) is no binding (confine.hpp, ProgramSetsMask).
+//    So does libc's syscall() for SYS_sched_setaffinity, libomp's route.
 // A sanitizer runtime preloaded ahead of the shim (tests/README-sanitizers.md) calls sysconf while
 // it initializes, before instrumented code may run: ThreadSanitizer crashed in our function entry
 // hook. So these interposers are not instrumented, resolve the next definition without a
@@ -135,7 +136,10 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int pthr
 // they came (an argument the caller did not pass is read as whatever its register or stack slot
 // holds, which the kernel ignores for a call that takes fewer: glibc's own wrapper does the same).
 // Only SYS_sched_getaffinity is answered differently: as sched_getaffinity above, on the bytes the
-// kernel wrote (its return value; the raw call returns their count, not 0).
+// kernel wrote (its return value; the raw call returns their count, not 0). SYS_sched_setaffinity
+// on the process's threads is recorded as sched_setaffinity's: libomp binds its threads through
+// here (KMP_AFFINITY, kmp_set_affinity), and a binding found only in the threads' masks afterwards
+// may lose the one thread pinned to the job's own CPU (confine.hpp).
 // The shim's own reads of the threads' masks need the kernel's answer: confine.cpp calls libc's
 // syscall() past this one.
 extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED long syscall(long number, ...) {
@@ -147,6 +151,14 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED long sys
     long a[6];
     for (long& x : a) x = va_arg(ap, long);
     va_end(ap);
+    if (number == SYS_sched_setaffinity && ours(static_cast<pid_t>(a[0]))) {  // as sched_setaffinity
+        apshim::confine::ProgramSetsMask record;
+        long rc = real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+        if (rc == 0)
+            record.done(a[0] == 0 ? static_cast<pid_t>(real(SYS_gettid)) : static_cast<pid_t>(a[0]), static_cast<size_t>(a[1]),
+                        reinterpret_cast<const cpu_set_t*>(a[2]));
+        return rc;
+    }
     long rc = real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (number == SYS_sched_getaffinity && rc > 0 && original_masks_shown() && ours(static_cast<pid_t>(a[0])))
         show_original(static_cast<size_t>(rc), reinterpret_cast<cpu_set_t*>(a[2]));

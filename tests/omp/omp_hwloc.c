@@ -4,9 +4,10 @@
  * must go on confining the job (it once stopped for good at the first sched_setaffinity, so
  * GROMACS kept 2 CPUs at allotment 1). "pin" then binds every OpenMP thread to one CPU of its own,
  * as GROMACS's `mdrun -pin on` does: a binding the program keeps, which the shim must respect.
- * "rawpin" binds them so halfway through, with the raw system call, as libomp's affinity code and
- * libraries dlopen'ed with RTLD_DEEPBIND (oneTBB's tbbbind loads hwloc so) do: no interposer sees it.
- *   omp_hwloc probe|pin|rawpin ROUNDS ITERS     ROUNDS regions of a static loop of ITERS steps in all
+ * "rawpin" binds them so halfway through, with the raw system call, as libraries dlopen'ed with
+ * RTLD_DEEPBIND (oneTBB's tbbbind loads hwloc so) do: no interposer sees it. "syscallpin" does so
+ * through libc's syscall(SYS_sched_setaffinity), as libomp's affinity code does (KMP_AFFINITY).
+ *   omp_hwloc probe|pin|rawpin|syscallpin ROUNDS ITERS     ROUNDS regions of a static loop of ITERS steps
  * stdout: "omp_hwloc pus <n> checksum=<c>" (the same for every team size); stderr, pinned:
  * "pins lost <l> of <n>": threads no longer on the one CPU they chose at the end (raw system call). */
 #define _GNU_SOURCE
@@ -38,17 +39,26 @@ static int raw_pin(int cpu) {
     CPU_SET(cpu, &one);
     return kernel_bind(&one);
 }
+/* Through libc's syscall(), libomp's route. */
+static int syscall_pin(int cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return syscall(SYS_sched_setaffinity, 0, sizeof one, &one) == 0 ? 0 : 1;
+}
 static int raw_is_pinned(int cpu) {
     cpu_set_t m;
     return kernel_mask(&m) && CPU_COUNT(&m) == 1 && CPU_ISSET(cpu, &m);
 }
 
 int main(int argc, char** argv) {
-    if (argc != 4 || (strcmp(argv[1], "probe") != 0 && strcmp(argv[1], "pin") != 0 && strcmp(argv[1], "rawpin") != 0)) {
-        fprintf(stderr, "usage: omp_hwloc probe|pin|rawpin ROUNDS ITERS\n");
+    if (argc != 4 || (strcmp(argv[1], "probe") != 0 && strcmp(argv[1], "pin") != 0 && strcmp(argv[1], "rawpin") != 0 &&
+                      strcmp(argv[1], "syscallpin") != 0)) {
+        fprintf(stderr, "usage: omp_hwloc probe|pin|rawpin|syscallpin ROUNDS ITERS\n");
         return 2;
     }
-    const int pin = strcmp(argv[1], "pin") == 0, rawpin = strcmp(argv[1], "rawpin") == 0;
+    const int pin = strcmp(argv[1], "pin") == 0, syscallpin = strcmp(argv[1], "syscallpin") == 0;
+    const int rawpin = strcmp(argv[1], "rawpin") == 0 || syscallpin;  /* pins halfway through */
     if (!kernel_mask(&start_mask)) return 1;
     const int rounds = atoi(argv[2]);
     const long iters = atol(argv[3]);
@@ -72,7 +82,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rounds; ++r) {
         if (rawpin && r == rounds / 2) {
 #pragma omp parallel reduction(+ : failed)
-            failed += raw_pin(nth_cpu(omp_get_thread_num()));
+            failed += syscallpin ? syscall_pin(nth_cpu(omp_get_thread_num())) : raw_pin(nth_cpu(omp_get_thread_num()));
         }
 #pragma omp parallel for schedule(static) reduction(+ : sum)
         for (int i = 0; i < 64; ++i) sum += work((uint64_t)r * 1000003u + (uint64_t)i, iters / 64);

@@ -9,10 +9,13 @@ Throttled (a stand-in co-runner holds the rest of a table of P = 2, so the job h
 - `pin`: then every OpenMP thread binds itself to a CPU of its own (GROMACS's `mdrun -pin on`):
   the shim says it stops confining, and the threads keep the CPUs they chose.
 - `rawpin`: the same halfway through the run, while confined, with the raw system call, which no
-  interposer sees (libomp's affinity code; hwloc in oneTBB's tbbbind, loaded RTLD_DEEPBIND): the
-  shim finds it in the threads' masks, says it stops, and leaves them there. The one thread
-  pinned to the job's own CPU cannot be told from a thread the shim confined (no call was seen):
-  it goes back to the whole mask, so one pin may be lost there, never more.
+  interposer sees (hwloc in oneTBB's tbbbind, loaded RTLD_DEEPBIND): the shim finds it in the
+  threads' masks, says it stops, and leaves them there. The one thread pinned to the job's own CPU
+  cannot be told from a thread the shim confined (no call was seen): it goes back to the whole
+  mask, so one pin may be lost there, never more.
+- `syscallpin`: the same through libc's syscall(SYS_sched_setaffinity), libomp's affinity code's
+  route, which the shim interposes: no pin lost (one was in 4 runs of 4 before the fifty-first
+  session: the call went through unrecorded, found as rawpin's are).
 All print what they print without the shim; at the end each pinned thread reads its mask with the
 raw system call ("pins lost L of N" on stderr; natively 0). Usage: test_hwloc.py BUILD OMP_HWLOC"""
 import re
@@ -42,7 +45,7 @@ def team_masks_until_exit(p):
         time.sleep(0.05)
     return last
 
-for mode in ("probe", "pin", "rawpin"):
+for mode in ("probe", "pin", "rawpin", "syscallpin"):
     args = [prog, mode, "12", "100000000"]
     native = shim.run(args, shim.env(preload=False), timeout=120)
     check.expect(native.returncode == 0, f"{mode}: runs natively ({native.stderr.strip()[:200]})")
@@ -60,7 +63,7 @@ for mode in ("probe", "pin", "rawpin"):
     else:
         check.expect(stopped in err, f"{mode}: the shim says it stops confining ({err.strip()[:300]})")
         lost = [tuple(map(int, m.groups())) for m in re.finditer(r"pins lost (\d+) of (\d+)", native.stderr + "\n" + err)]
-        allowed = 0 if mode == "pin" else 1
+        allowed = 1 if mode == "rawpin" else 0
         check.expect(len(lost) == 2 and lost[0][0] == 0 and lost[1][0] <= allowed and lost[1][1] >= 2,
                      f"{mode}: pins lost natively and throttled {lost} (at most {allowed} throttled)")
     if mode == "pin":
