@@ -66,6 +66,16 @@ APSHIM_UNINSTRUMENTED void show_original(size_t size, cpu_set_t* mask) {
     std::memcpy(mask, &apshim::confine::allowed(), size < sizeof(cpu_set_t) ? size : sizeof(cpu_set_t));
 }
 
+// The program sets the mask of its thread `tid` (0: the caller) through `set`, which returns 0 on
+// success: recorded for confinement (confine.hpp, ProgramSetsMask), whatever the route.
+template <class Set>
+APSHIM_UNINSTRUMENTED auto program_sets_mask(pid_t tid, size_t size, const cpu_set_t* mask, Set set) {
+    apshim::confine::ProgramSetsMask record;
+    auto rc = set();
+    if (rc == 0) record.done(tid == 0 ? static_cast<pid_t>(syscall(SYS_gettid)) : tid, size, mask);
+    return rc;
+}
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED long sysconf(int name) {
@@ -113,10 +123,7 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int sche
     static Fn cache = nullptr;
     Fn real = next(cache, "sched_setaffinity");
     if (!ours(pid)) return real(pid, size, mask);
-    apshim::confine::ProgramSetsMask record;
-    int rc = real(pid, size, mask);
-    if (rc == 0) record.done(pid == 0 ? static_cast<pid_t>(syscall(SYS_gettid)) : pid, size, mask);
-    return rc;
+    return program_sets_mask(pid, size, mask, [&] { return real(pid, size, mask); });
 }
 
 extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int pthread_setaffinity_np(pthread_t thread,
@@ -151,14 +158,9 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED long sys
     long a[6];
     for (long& x : a) x = va_arg(ap, long);
     va_end(ap);
-    if (number == SYS_sched_setaffinity && ours(static_cast<pid_t>(a[0]))) {  // as sched_setaffinity
-        apshim::confine::ProgramSetsMask record;
-        long rc = real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
-        if (rc == 0)
-            record.done(a[0] == 0 ? static_cast<pid_t>(real(SYS_gettid)) : static_cast<pid_t>(a[0]), static_cast<size_t>(a[1]),
-                        reinterpret_cast<const cpu_set_t*>(a[2]));
-        return rc;
-    }
+    if (number == SYS_sched_setaffinity && ours(static_cast<pid_t>(a[0])))  // as sched_setaffinity
+        return program_sets_mask(static_cast<pid_t>(a[0]), static_cast<size_t>(a[1]), reinterpret_cast<const cpu_set_t*>(a[2]),
+                                 [&] { return real(number, a[0], a[1], a[2], a[3], a[4], a[5]); });
     long rc = real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (number == SYS_sched_getaffinity && rc > 0 && original_masks_shown() && ours(static_cast<pid_t>(a[0])))
         show_original(static_cast<size_t>(rc), reinterpret_cast<cpu_set_t*>(a[2]));

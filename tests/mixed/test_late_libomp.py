@@ -24,7 +24,6 @@ require_two_cpus("throttled, the process must be confined to fewer CPUs than it 
 args = [prog, plugin, "3"]
 
 
-
 def words_of(run):
     """The program's key=value words, {} where it failed."""
     return stdout_words(run.stdout) if run.returncode == 0 and "libomp_max=" in run.stdout else {}

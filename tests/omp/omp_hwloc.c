@@ -32,18 +32,20 @@ static int nth_cpu(int n) {
     return 0;
 }
 
-/* The system call itself (kernel_mask.h): what the kernel has, whatever an interposer would answer. */
-static int raw_pin(int cpu) {
+static cpu_set_t only(int cpu) {
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
+    return one;
+}
+/* The system call itself (kernel_mask.h): what the kernel has, whatever an interposer would answer. */
+static int raw_pin(int cpu) {
+    cpu_set_t one = only(cpu);
     return kernel_bind(&one);
 }
 /* Through libc's syscall(), libomp's route. */
 static int syscall_pin(int cpu) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
+    cpu_set_t one = only(cpu);
     return syscall(SYS_sched_setaffinity, 0, sizeof one, &one) == 0 ? 0 : 1;
 }
 static int raw_is_pinned(int cpu) {
@@ -58,7 +60,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const int pin = strcmp(argv[1], "pin") == 0, syscallpin = strcmp(argv[1], "syscallpin") == 0;
-    const int rawpin = strcmp(argv[1], "rawpin") == 0 || syscallpin;  /* pins halfway through */
+    const int late_pin = strcmp(argv[1], "rawpin") == 0 || syscallpin; /* pins halfway through */
     if (!kernel_mask(&start_mask)) return 1;
     const int rounds = atoi(argv[2]);
     const long iters = atol(argv[3]);
@@ -80,7 +82,7 @@ int main(int argc, char** argv) {
     }
     uint64_t sum = 0;
     for (int r = 0; r < rounds; ++r) {
-        if (rawpin && r == rounds / 2) {
+        if (late_pin && r == rounds / 2) {
 #pragma omp parallel reduction(+ : failed)
             failed += syscallpin ? syscall_pin(nth_cpu(omp_get_thread_num())) : raw_pin(nth_cpu(omp_get_thread_num()));
         }
@@ -88,7 +90,7 @@ int main(int argc, char** argv) {
         for (int i = 0; i < 64; ++i) sum += work((uint64_t)r * 1000003u + (uint64_t)i, iters / 64);
     }
     int lost = 0;
-    if (pin || rawpin) {
+    if (pin || late_pin) {
 #pragma omp parallel reduction(+ : lost)
         lost += !raw_is_pinned(nth_cpu(omp_get_thread_num()));
     }
@@ -98,6 +100,6 @@ int main(int argc, char** argv) {
         return 1;
     }
     printf("omp_hwloc pus %d checksum=%llu\n", pus, (unsigned long long)sum);
-    if (pin || rawpin) fprintf(stderr, "pins lost %d of %d\n", lost, omp_get_max_threads());
+    if (pin || late_pin) fprintf(stderr, "pins lost %d of %d\n", lost, omp_get_max_threads());
     return 0;
 }

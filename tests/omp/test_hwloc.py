@@ -45,6 +45,7 @@ def team_masks_until_exit(p):
         time.sleep(0.05)
     return last
 
+
 for mode in ("probe", "pin", "rawpin", "syscallpin"):
     args = [prog, mode, "12", "100000000"]
     native = shim.run(args, shim.env(preload=False), timeout=120)
