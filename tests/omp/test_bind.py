@@ -4,9 +4,8 @@ to, and the controller thread, although the bound master thread started it, runs
 process mask (it once inherited the master's single CPU). Throttled: a stand-in co-runner holds
 the rest of the table. Usage: test_bind.py BUILD OMP_CONTRACT"""
 import sys
-import time
 
-from apshim_test import Check, CoRunner, Shim, controller_tids, require_two_cpus, thread_cpu_masks
+from apshim_test import Check, CoRunner, Shim, masks_until_exit, require_two_cpus
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -21,17 +20,12 @@ everything = open("/proc/self/status").read().split("Cpus_allowed_list:")[1].spl
 env = shim.env(P=2, APSHIM_LOG="info", OMP_PROC_BIND="close")
 with CoRunner(shim, env, P=2):
     p = shim.spawn(args, env)
-    time.sleep(0.8)
-    # The controller carries the host's name for a moment each cycle: controller_tids knows it by
-    # every tid seen named apshim-ctl, read before and after the masks.
-    ctl_tids = set(controller_tids(p.pid))
-    seen = thread_cpu_masks(p.pid)
-    ctl_tids |= controller_tids(p.pid)
+    team, controller = masks_until_exit(p)  # the last look that saw the team
     out, err = p.communicate(timeout=120)
 check.expect(p.returncode == 0 and out == native.stdout, f"same answer under the shim ({err.strip()[:200]})")
 check.expect("not confining" in err and "OMP_PROC_BIND" in err, "the shim says it does not confine, and why")
-ctl = [allowed for tid, allowed in seen.items() if tid in ctl_tids]
-workers = [allowed for tid, allowed in seen.items() if tid not in ctl_tids]
+ctl = list(controller.values())
+workers = list(team.values())
 check.expect(ctl == [everything], f"the controller runs on the whole mask {everything} ({ctl})")
 check.expect(len(workers) >= 2 and all("," not in a and "-" not in a for a in workers),
              f"each OpenMP thread keeps the single CPU the runtime bound it to ({workers})")

@@ -20,30 +20,14 @@ All print what they print without the shim; at the end each pinned thread reads 
 raw system call ("pins lost L of N" on stderr; natively 0). Usage: test_hwloc.py BUILD OMP_HWLOC"""
 import re
 import sys
-import time
 
-from apshim_test import Check, CoRunner, Shim, controller_tids, cpus_used, require_two_cpus, thread_cpu_masks
+from apshim_test import Check, CoRunner, Shim, cpus_used, masks_until_exit, require_two_cpus
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.hwloc")
 require_two_cpus("confinement to 1 of them is what it checks")
 stopped = "the program sets CPU affinity itself"
-
-
-def team_masks_until_exit(p):
-    """The program's threads' masks (the controller's left out) at the last look, every 50 ms until
-    `p` exits, that saw more than one of them: how they ran once they had pinned themselves, the
-    run's end however fast the machine (one look after a second found a throttled pin run, 0.9 s
-    on a faster machine, gone: only the main thread, fifty-first session)."""
-    last = {}
-    while p.poll() is None:
-        masks, ctl = thread_cpu_masks(p.pid), controller_tids(p.pid)
-        team = {tid: m for tid, m in masks.items() if tid not in ctl}
-        if len(team) >= 2:
-            last = team
-        time.sleep(0.05)
-    return last
 
 
 for mode in ("probe", "pin", "rawpin", "syscallpin"):
@@ -53,7 +37,7 @@ for mode in ("probe", "pin", "rawpin", "syscallpin"):
     env = shim.env(P=2, gat=shim.path(f"gat-{mode}"), APSHIM_LOG="info")
     with CoRunner(shim, env, P=2):
         p = shim.spawn(args, env)
-        masks = team_masks_until_exit(p) if mode == "pin" else {}
+        masks = masks_until_exit(p)[0] if mode == "pin" else {}
         used = cpus_used(p, skip_s=1.0) if mode == "probe" else None
         out, err = p.communicate(timeout=120)
     check.expect(p.returncode == 0 and out == native.stdout,

@@ -355,6 +355,26 @@ def controller_tids(pid):
     return seen
 
 
+def masks_until_exit(p):
+    """(team, controller): the CPU masks ({tid: Cpus_allowed_list}) of `p`'s program threads at the
+    last look, every 50 ms until `p` exits, that saw more than one of them, and of its shim
+    controller (controller_tids) at the last such look that saw it too (it stops before the
+    program's threads at exit): how they ran once the team had formed and settled, to the run's
+    end however fast the machine (one look after a fixed time found a throttled run of 0.9 s on a
+    faster machine gone but for the main thread, fifty-first session)."""
+    team, controller = {}, {}
+    while p.poll() is None:
+        ctl = set(controller_tids(p.pid))
+        masks = thread_cpu_masks(p.pid)
+        ctl |= controller_tids(p.pid)  # named apshim-ctl before or after the masks were read
+        seen = {tid: m for tid, m in masks.items() if tid not in ctl}
+        if len(seen) >= 2:
+            team = seen
+            controller = {tid: m for tid, m in masks.items() if tid in ctl} or controller
+        time.sleep(0.05)
+    return team, controller
+
+
 def program_cpu_masks(pid):
     """The set of CPU masks (thread_cpu_masks) of pid's threads but the shim's controller
     (controller_tids, never confined): where the program's own threads may run. The names are read
