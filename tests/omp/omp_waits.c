@@ -12,8 +12,13 @@
  *    clang: __kmpc_critical), after a barrier, so that the whole team
  *    is there when the first one enters it (a worker woken late would otherwise wait less);
  *  - ordered: an ordered loop of one iteration a thread whose ordered part computes, each thread
- *    waiting for its turn (gcc: GOMP_ordered_start; clang: __kmpc_ordered), after a barrier too.
- * A computation is STEPS steps of spin.h's work(), STEPS/2 a thread for critical and ordered.
+ *    waiting for its turn (gcc: GOMP_ordered_start; clang: __kmpc_ordered), after a barrier too;
+ *  - atomic: a loop of 1000 iterations, each computing a part and adding it to a long double with
+ *    `omp atomic`, which no instruction does (gcc: GOMP_atomic_start and _end, libgomp's one lock
+ *    for such atomics). clang would call libatomic for it, outside libomp: its build adds to a
+ *    double (a compare-and-swap loop). Its waits are short: the part is computed before the lock.
+ * A computation is STEPS steps of spin.h's work(), STEPS/2 a thread for critical and ordered,
+ * STEPS/1000 an iteration for atomic.
  * stdout: "waits KIND rounds=<R> checksum=<c>" (independent of the team size). */
 #include <omp.h>
 #include <stdint.h>
@@ -23,21 +28,28 @@
 
 #include "spin.h"
 
+#ifdef __clang__
+typedef double sum_t;
+#else
+typedef long double sum_t;  /* wider than any atomic instruction: libgomp's lock */
+#endif
+
 int main(int argc, char** argv) {
     const char* kind = argc > 1 ? argv[1] : "copy";
     int rounds = argc > 2 ? atoi(argv[2]) : 40;
     long steps = argc > 3 ? atol(argv[3]) : 4000000;
     int k = !strcmp(kind, "copy") ? 0 : !strcmp(kind, "taskred") ? 1 : !strcmp(kind, "critical") ? 2
-          : !strcmp(kind, "ordered") ? 3 : -1;
+          : !strcmp(kind, "ordered") ? 3 : !strcmp(kind, "atomic") ? 4 : -1;
     if (k < 0) {
-        fprintf(stderr, "omp_waits: KIND is copy, taskred, critical or ordered\n");
+        fprintf(stderr, "omp_waits: KIND is copy, taskred, critical, ordered or atomic\n");
         return 2;
     }
     uint64_t sum = 0;
     for (int r = 0; r < rounds; ++r) {
         uint64_t v = 0;  /* the round's value: the same whoever computes it, and however often */
         uint64_t d = 0;
-#pragma omp parallel shared(v, d)
+        sum_t a = 0;  /* atomic: a sum of integers below 2^53, exact whatever the order */
+#pragma omp parallel shared(v, d, a)
         {
             if (k == 0) {
                 uint64_t x;
@@ -61,16 +73,23 @@ int main(int argc, char** argv) {
 #pragma omp critical(waits_turns)
                     v = work((uint64_t)r, steps / 2);
                 }
-            } else {
+            } else if (k == 3) {
 #pragma omp barrier
 #pragma omp for ordered schedule(static, 1)
                 for (int i = 0; i < omp_get_num_threads(); ++i) {
 #pragma omp ordered
                     v = work((uint64_t)r, steps / 2);
                 }
+            } else {
+#pragma omp for schedule(static)
+                for (int i = 0; i < 1000; ++i) {
+                    uint64_t part = work((uint64_t)r * 1000 + (uint64_t)i, steps / 1000) % 1000003u;
+#pragma omp atomic
+                    a += (sum_t)part;
+                }
             }
         }
-        sum += v + d;
+        sum += v + d + (uint64_t)a;
     }
     printf("waits %s rounds=%d checksum=%llu\n", kind, rounds, (unsigned long long)sum);
     return 0;
