@@ -66,13 +66,16 @@ APSHIM_UNINSTRUMENTED void show_original(size_t size, cpu_set_t* mask) {
     std::memcpy(mask, &apshim::confine::allowed(), size < sizeof(cpu_set_t) ? size : sizeof(cpu_set_t));
 }
 
-// The program sets the mask of its thread `tid` (0: the caller) through `set`, which returns 0 on
-// success: recorded for confinement (confine.hpp, ProgramSetsMask), whatever the route.
+// The thread a sched_setaffinity-style `pid` names: 0 is the caller.
+APSHIM_UNINSTRUMENTED pid_t thread_named(pid_t pid) { return pid == 0 ? static_cast<pid_t>(syscall(SYS_gettid)) : pid; }
+
+// The program sets the mask of its thread `tid` (0: one that cannot be named) through `set`, which
+// returns 0 on success: recorded for confinement (confine.hpp, ProgramSetsMask), whatever the route.
 template <class Set>
 APSHIM_UNINSTRUMENTED auto program_sets_mask(pid_t tid, size_t size, const cpu_set_t* mask, Set set) {
     apshim::confine::ProgramSetsMask record;
     auto rc = set();
-    if (rc == 0) record.done(tid == 0 ? static_cast<pid_t>(syscall(SYS_gettid)) : tid, size, mask);
+    if (rc == 0) record.done(tid, size, mask);
     return rc;
 }
 
@@ -123,7 +126,7 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int sche
     static Fn cache = nullptr;
     Fn real = next(cache, "sched_setaffinity");
     if (!ours(pid)) return real(pid, size, mask);
-    return program_sets_mask(pid, size, mask, [&] { return real(pid, size, mask); });
+    return program_sets_mask(thread_named(pid), size, mask, [&] { return real(pid, size, mask); });
 }
 
 extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int pthread_setaffinity_np(pthread_t thread,
@@ -132,11 +135,9 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED int pthr
     using Fn = int (*)(pthread_t, size_t, const cpu_set_t*);
     static Fn cache = nullptr;
     Fn real = next(cache, "pthread_setaffinity_np");
-    apshim::confine::ProgramSetsMask record;
-    int rc = real(thread, size, mask);
-    if (rc == 0)  // another thread than the caller cannot be named here: 0
-        record.done(pthread_equal(thread, pthread_self()) ? static_cast<pid_t>(syscall(SYS_gettid)) : 0, size, mask);
-    return rc;
+    // Another thread than the caller cannot be named here: 0.
+    const pid_t tid = pthread_equal(thread, pthread_self()) ? thread_named(0) : 0;
+    return program_sets_mask(tid, size, mask, [&] { return real(thread, size, mask); });
 }
 
 // libc's syscall(2) wrapper, variadic: the six arguments any system call takes are passed on as
@@ -159,7 +160,7 @@ extern "C" __attribute__((visibility("default"))) APSHIM_UNINSTRUMENTED long sys
     for (long& x : a) x = va_arg(ap, long);
     va_end(ap);
     if (number == SYS_sched_setaffinity && ours(static_cast<pid_t>(a[0])))  // as sched_setaffinity
-        return program_sets_mask(static_cast<pid_t>(a[0]), static_cast<size_t>(a[1]), reinterpret_cast<const cpu_set_t*>(a[2]),
+        return program_sets_mask(thread_named(static_cast<pid_t>(a[0])), static_cast<size_t>(a[1]), reinterpret_cast<const cpu_set_t*>(a[2]),
                                  [&] { return real(number, a[0], a[1], a[2], a[3], a[4], a[5]); });
     long rc = real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (number == SYS_sched_getaffinity && rc > 0 && original_masks_shown() && ours(static_cast<pid_t>(a[0])))

@@ -29,7 +29,6 @@ check = Check("omp.hwloc")
 require_two_cpus("confinement to 1 of them is what it checks")
 stopped = "the program sets CPU affinity itself"
 
-
 for mode in ("probe", "pin", "rawpin", "syscallpin"):
     args = [prog, mode, "12", "100000000"]
     native = shim.run(args, shim.env(preload=False), timeout=120)
