@@ -7,7 +7,10 @@ involuntary context switches of the run (getrusage), against the tasks it made.
     of an untied task to take (the shim cannot run those at once), so the two threads swapped
     about once per task (BOTS sort: 131 000 switches, 1.25 s against 0.9 s with one thread);
   - libomp only: with KMP_LIBRARY=throughput set by the user, the user's choice stands and the
-    switches come back (more than a quarter of the tasks): the count sees the difference;
+    switches come back (more than a twentieth of the tasks, over a hundred times the default's
+    reading): the count sees the difference. How many of those yields switch depends on the
+    kernel's scheduler and on how much of the run came before the job was confined: 0.57-0.83 per
+    task here, 0.24 on the official CI machine, so the line sits well below both;
   - the native checksum in every run, and the trace shows allotment 1.
 Usage: test_yield.py BUILD OMP_WORK"""
 import resource
@@ -61,6 +64,6 @@ if libomp:
     # CPU (six took 45 s of the test's 60 s time-out beside two busy loops, under ASan). Not one:
     # the job's unconfined start takes much of the first region (10 000 switches for 93 000 tasks).
     tasks, switches = throttled("throughput", regions=2, KMP_LIBRARY="throughput")
-    check.expect(switches > tasks // 4,
-                 f"with the user's KMP_LIBRARY=throughput: {switches} switches for {tasks} tasks (> a quarter)")
+    check.expect(switches > tasks // 20,
+                 f"with the user's KMP_LIBRARY=throughput: {switches} switches for {tasks} tasks (> a twentieth)")
 check.done()
