@@ -9,7 +9,7 @@ from realprog import RealProgram, build_dir, require
 
 PYTHON = "/usr/bin/python3"
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "opencv_work.py")
-ARGS = ["8"]
+ARGS = ["6"]
 
 
 def output_of(tag, m):

@@ -9,7 +9,7 @@ import sys
 from realprog import OPENBLAS_OPENMP, PYTHON, RealProgram, build_dir, library_path_first, require, work_lines
 
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sklearn_pip_work.py")
-ARGS = ["30000", "80"]
+ARGS = ["40000", "100"]
 build = build_dir()
 wheel = os.path.join(build, "runtimes", "sklearn-pip-wheel")
 
