@@ -5,9 +5,8 @@ checksum as natively, no hang, the allotment enforced."""
 import os
 import subprocess
 
-from realprog import RealProgram, build_dir, require
+from realprog import PYTHON, RealProgram, build_dir, require
 
-PYTHON = "/usr/bin/python3"
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "opencv_work.py")
 ARGS = ["6"]
 
