@@ -121,9 +121,14 @@ bool woken(Table& t, int slot, std::uint32_t seen) {
     return t.changes(slot) != seen;
 }
 
+// DP's properties over the jobs its last run shared among: a row silent past the heartbeat limit
+// when that run came was left out and holds nothing (table.cpp: away, drop_hold). One that fell
+// silent since still holds what that run gave it, and counts. On a loaded machine a child can
+// wait that long for the CPU or the lock (the official CI failed so, under AddressSanitizer).
 void check_invariants(const gat::Snapshot& s) {
     std::vector<gat::DpJob> jobs;
-    for (const auto& j : s.jobs) jobs.push_back({j.desire, j.allotment, 0});
+    for (const auto& j : s.jobs)
+        if (!(j.away && j.allotment == 0)) jobs.push_back({j.desire, j.allotment, 0});
     auto c = gat::dp_check(jobs, s.processors);
     INFO("jobs " << s.jobs.size());
     CHECK(c.ok());
@@ -226,11 +231,16 @@ TEST_CASE("many processes hammering the table never break its invariants", "[tab
             std::string err;
             auto mine = Table::open(path, CreateParams{P, 5000}, err);
             if (!mine) _exit(1);
-            int slot = mine->join(1, 0.5, err);
+            // Twelve processes start at once and take turns at the lock: on a loaded machine one
+            // can wait past join's 1 s for it (a job that cannot join runs unthrottled), so try again.
+            int slot = -1;
+            for (int tries = 0; slot < 0 && tries < 10; ++tries) slot = mine->join(1, 0.5, err);
             if (slot < 0) _exit(2);
             std::mt19937 rng(static_cast<unsigned>(getpid()));
             for (int k = 0; k < updates; ++k) {
-                int a = mine->update(slot, std::uniform_int_distribution<int>(1, P)(rng), 1, 2000000000ull);
+                int desire = std::uniform_int_distribution<int>(1, P)(rng), a = -1;
+                for (int tries = 0; a == -1 && tries < 10; ++tries) a = mine->update(slot, desire, 1, 2000000000ull);
+                if (a == -1) _exit(4);  // the lock timed out ten times running (2 s each): a lost lock
                 if (a < 1 || a > P) _exit(3);
             }
             if (i % 2 == 0) mine->leave(slot);  // half leave politely, half just exit
