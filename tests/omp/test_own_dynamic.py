@@ -3,8 +3,8 @@ work), its teams are the shim's (adapters/omp/own_dynamic.cpp):
 
 - libgomp's own rule (CPUs minus the 15-minute load average) no longer shrinks them. A load
   average of 64 (fake_load.c, preloaded after the shim) gives every region a team of one natively;
-  under the shim, alone, most regions get both threads, while the program's own getloadavg() still
-  reads 64. Before: scikit-learn with OMP_DYNAMIC=true took 2.3-2.4 s under the shim alone on a VM
+  under the shim, alone, most regions get both threads (in one of three runs at most: alone()),
+  while the program's own getloadavg() still reads 64. Before: scikit-learn with OMP_DYNAMIC=true took 2.3-2.4 s under the shim alone on a VM
   whose load average a build had left at 1.9, against 1.5 s with teams of two.
 - libomp's own rule (every running thread on the machine, from /proc) no longer shrinks them:
   beside two `nice 19` hogs, which take almost nothing from the job, libomp gives every region a
@@ -60,6 +60,20 @@ def same_answer(name, r, w):
     return check.expect(w.get("checksum") == answer, f"{name}: the native checksum ({r.stdout.strip() or r.stderr[:300]})")
 
 
+def alone(cmd, env, name, tries=3):
+    """The shim's run alone, again while most regions got one thread (three runs at most): teams of
+    one are the shim's right answer where something else takes a CPU meanwhile (its estimator and
+    width check see it), and CI's full suite once read 3350 of 6000 (gcc) and 4900 (clang) where
+    runs here read 105-137, with libomp's own rule, natively, seeing another thread running then
+    (1847 of 6000 of one; 0 here). A regression gives teams of one in every run."""
+    for attempt in range(tries):
+        r, w, _ = timed(cmd, env)
+        print(f"{name}, run {attempt + 1}: {r.stdout.strip()}", flush=True)
+        if not w or w.get("team1", regions) < regions / 2:
+            break
+    return r, w
+
+
 # libgomp's load average.
 if compiler == "gcc":
     env = shim.env(preload=False, LD_PRELOAD=" ".join(filter(None, [os.environ.get("TEST_PRELOAD_FIRST"), fake_load])))
@@ -69,8 +83,7 @@ if compiler == "gcc":
     check.expect(w.get("loadavg") == 6400, "natively: the program reads the fake load average")
     env = shim.env(P=2, gat=shim.path("gat-load"))
     env["LD_PRELOAD"] = f"{env['LD_PRELOAD']}:{fake_load}"
-    r, w, _ = timed(args, env)
-    print(f"the shim, alone, load average 64: {r.stdout.strip()}", flush=True)
+    r, w = alone(args, env, "the shim, alone, load average 64")
     if same_answer("the shim, load average 64", r, w):
         check.expect(w["loadavg"] == 6400, "the shim: the program's own getloadavg() still reads 64")
         if INTERCEPTED:
@@ -88,8 +101,7 @@ if compiler == "clang":
         r, w, _ = timed(args, shim.env(preload=False))
         premise = w.get("team1") == regions
         print(f"natively, beside two nice-19 hogs: {r.stdout.strip()}", flush=True)
-        r, w, _ = timed(args, shim.env(P=2, gat=shim.path("gat-lb")))
-        print(f"the shim, alone, beside two nice-19 hogs: {r.stdout.strip()}", flush=True)
+        r, w = alone(args, shim.env(P=2, gat=shim.path("gat-lb")), "the shim, alone, beside two nice-19 hogs")
         if same_answer("the shim beside nice-19 hogs", r, w):
             if premise:
                 check.expect(w["team1"] < regions / 2 and w["team_max"] == 2,
