@@ -326,6 +326,9 @@ void Controller::first_allotment() noexcept {
     for (auto& slot : adapters_)
         if (Adapter* a = slot.load()) a->sample();
     s.t0 = s.last = now_ns();
+    // Likewise the CPU time from before it (loading, reading input: 25 ms of a gm convert's, which
+    // its start counted as run in its first cycle).
+    s.last_cpu_ns = process_cpu_ns();
     log(LogLevel::debug, "controller up: P=%d est_cycle=%.2f ms eta=%.2f policy=%s", s.P, s.cycle_ns / 1e6, opts_.eta,
         s.estimator->name());
     if (const char* why = confine::why_off())
@@ -517,11 +520,11 @@ void Controller::cycle(std::uint64_t now) noexcept {
     }
 
     // 4-5. Adjust usage and confine (unless that costs the job more than the CPUs it takes).
-    // The process's CPU time is read only for the check, each cycle, so that a cycle without an
-    // answer from the table adds nothing to the next one's.
+    // The process's CPU time is read for the check and the trace, each cycle, so that a cycle
+    // without an answer from the table adds nothing to the next one's.
     bool checking = opts_.confine_check && !confine::why_off();
     std::uint64_t cpu = 0;
-    if (checking) {
+    if (checking || s.trace.is_open()) {
         std::uint64_t cpu_now = process_cpu_ns();
         cpu = cpu_now - std::min(cpu_now, s.last_cpu_ns);
         s.last_cpu_ns = cpu_now;
@@ -598,7 +601,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
                                                                : ConfineCheck::name(s.check.phase()),
                                marks,
                                IdleCheck::name(s.idle_check.phase()),
-                               region_ends, WidthCheck::name(s.width_check.phase())});
+                               region_ends, WidthCheck::name(s.width_check.phase()), cpu / 1e6});
 }
 
 gat::ProcSet Controller::running_procs() const noexcept {

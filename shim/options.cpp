@@ -134,7 +134,7 @@ constinit const OptionSpec kSpecs[] = {
      }},
     {"APSHIM_TRACE", "--trace", "PATH", "file path, %p = pid", "(none)",
      "write one CSV row per est_cycle: time_ms, desire, allotment, usage, inefficiency, busy, cpus, "
-     "threads_running, measure, confine_check, marks, idle_check, region_ends, width_check (shim/README.md says what each means)",
+     "threads_running, measure, confine_check, marks, idle_check, region_ends, width_check, cpu_ms (shim/README.md says what each means)",
      [](std::string_view t, Options& o) {
          if (t.empty() || t.size() > 200 || has_control(t)) return false;
          o.trace.assign(t);

@@ -28,16 +28,17 @@ bool Trace::open(const std::string& pattern) {
         log(LogLevel::warn, "cannot write trace %s: %s; tracing off", path.c_str(), std::strerror(errno));
         return false;
     }
-    std::fputs("time_ms,desire,allotment,usage,inefficiency,busy,cpus,threads_running,measure,confine_check,marks,idle_check,region_ends,width_check\n", file_);
+    std::fputs("time_ms,desire,allotment,usage,inefficiency,busy,cpus,threads_running,measure,confine_check,marks,idle_check,region_ends,width_check,cpu_ms\n", file_);
     std::fflush(file_);
     return true;
 }
 
 void Trace::write(const TraceRow& r) {
     if (!file_) return;
-    std::fprintf(file_, "%.3f,%d,%d,%d,%.4f,%.3f,%d,%d,%s,%s,%llu,%s,%llu,%s\n", r.time_ms, r.desire, r.allotment,
+    std::fprintf(file_, "%.3f,%d,%d,%d,%.4f,%.3f,%d,%d,%s,%s,%llu,%s,%llu,%s,%.3f\n", r.time_ms, r.desire, r.allotment,
                  r.usage, r.inefficiency, r.busy, r.cpus, r.threads_running, r.measure, r.confine_check,
-                 static_cast<unsigned long long>(r.marks), r.idle_check, static_cast<unsigned long long>(r.region_ends), r.width_check);
+                 static_cast<unsigned long long>(r.marks), r.idle_check, static_cast<unsigned long long>(r.region_ends), r.width_check,
+                 r.cpu_ms);
     std::fflush(file_);  // a killed job still leaves its rows behind
 }
 

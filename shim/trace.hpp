@@ -47,6 +47,9 @@ namespace apshim {
 //                    start, probe or hold), "wide" (on all its processors), "probe" (on half of
 //                    them for a moment to compare),
 //                    "narrowed" (faster on half: asks for no more than half for now)
+//   cpu_ms           the process's CPU time in the cycle, every thread's (the controller's too),
+//                    in ms: what busy is in wall time, in CPU time; what a start or a probe took
+//                    beyond one CPU's worth is what it cost the co-runners
 struct TraceRow {
     double time_ms;
     int desire, allotment, usage;
@@ -60,6 +63,7 @@ struct TraceRow {
     const char* idle_check;
     std::uint64_t region_ends;
     const char* width_check;
+    double cpu_ms;
 };
 
 // Threads of this process in state R (running or runnable), from /proc/self/task: for the trace

@@ -241,11 +241,11 @@ def phases_in_order(rows, column="confine_check"):
 
 def read_trace(path):
     """APSHIM_TRACE rows as dicts of floats/ints: time_ms, desire, allotment, usage, inefficiency, busy,
-    cpus, threads_running, marks; measure, confine_check, idle_check and width_check stay strings."""
+    cpus, threads_running, marks, cpu_ms; measure, confine_check, idle_check and width_check stay strings."""
     rows = []
     with open(path) as f:
         for row in csv.DictReader(f):
-            rows.append({k: (float(v) if k in ("time_ms", "inefficiency", "busy") else v if k in ("measure", "confine_check", "idle_check", "width_check") else int(v))
+            rows.append({k: (float(v) if k in ("time_ms", "inefficiency", "busy", "cpu_ms") else v if k in ("measure", "confine_check", "idle_check", "width_check") else int(v))
                          for k, v in row.items()})
     return rows
 
