@@ -7,7 +7,7 @@ short process cannot dilute: its blur makes no mark in its first 30 ms and one e
 after, too sparse for a hand-over-bound job, so its start must end once it has taken about 40
 CPU-ms beyond one CPU's worth (its trace's cpu_ms: at most START_MAX_SURPLUS_MS, median of the five;
 41-51 measured, 57-97 with the full 100 ms start; CPU, not wall time: on a machine whose other
-CPU is busy a start takes nothing from it however long it lasts, 85-110 ms and -5 to 33 CPU-ms
+CPU is busy a start takes nothing from it however long it lasts, 85-110 ms and -5 to 36 CPU-ms
 beside a hog), and the five together must use at most PIPELINE_MAX_CPUS CPUs (CPU seconds of the
 reaped processes over the wall time: 1.07-1.16 measured, 1.15-1.25 with the full start, 1.01
 with no start at all). Inconclusive (exit 77) when other load left the pipeline less than
@@ -28,9 +28,9 @@ PIPELINE_MAX_CPUS = 1.25
 
 
 def start_of(rows):
-    """(where the process's start ended, ms; the CPU-ms it took beyond one CPU's worth). A row is
-    named for the check's phase after its cycle, so the start ran in the cycles of the rows after
-    the first `start` row up to the first after the last (shim/README.md, the trace)."""
+    """(where the process's start ended, ms; the CPU-ms it took beyond one CPU's worth). A row names
+    what the check decided at its cycle's end, so the start ran in the cycles of the rows after
+    the first `start` row up to the first after the last (shim/README.md, `cpu_ms`)."""
     named = [i for i, row in enumerate(rows) if row["confine_check"] == "start"]
     if not named or named[-1] + 1 >= len(rows):
         return 0.0, 0.0
