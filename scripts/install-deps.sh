@@ -2,7 +2,7 @@
 # Installs everything apshim needs from Debian 12's packages. Idempotent; run as root.
 # Skips apt entirely when every package is already present (fast CI re-runs, offline rebuilds).
 set -euo pipefail
-PKGS=(build-essential cmake ninja-build pkg-config
+PKGS=(build-essential cmake ninja-build pkg-config ccache
       libtbb-dev libomp-dev clang libclang-rt-14-dev libunwind-dev catch2 valgrind unzip libhwloc-dev
       python3 python3-matplotlib procps
       python3-numpy python3-scipy libopenblas0-openmp libblis4-openmp graphicsmagick flexbar python3-sklearn python3-opencv
