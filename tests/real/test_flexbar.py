@@ -1,4 +1,4 @@
-"""flexbar (oneTBB pipeline): adapter removal on 50,000 deterministic 100-base reads
+"""flexbar (oneTBB pipeline): adapter removal on 30,000 deterministic 100-base reads
 (inputs.write_fastq) with `-n 2` (flexbar's default is one thread); the trimmed FASTQ must hash
 the same as the native run's; alone, throttled to allotment 1 by a co-runner, and at
 APSHIM_P=8 (realprog.py)."""
@@ -6,7 +6,7 @@ from realprog import RealProgram, build_dir, file_sha256, require
 import inputs
 
 FLEXBAR = "/usr/bin/flexbar"
-READS = 50000
+READS = 30000
 
 t = None
 

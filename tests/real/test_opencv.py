@@ -8,7 +8,7 @@ import subprocess
 from realprog import PYTHON, RealProgram, build_dir, require
 
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "opencv_work.py")
-ARGS = ["6"]
+ARGS = ["4"]
 
 
 def output_of(tag, m):
