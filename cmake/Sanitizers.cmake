@@ -7,8 +7,9 @@
 # false races (it cannot see their barriers); under ASan the programs' own accesses are not what
 # we test. A preloaded sanitized libapshim.so needs the sanitizer runtime first in LD_PRELOAD:
 # scripts/test.sh passes it to the tests as TEST_PRELOAD_FIRST (tests/README-sanitizers.md).
+set(_apshim_unit_test "$<PATH:IS_PREFIX,${PROJECT_SOURCE_DIR}/tests/unit,$<TARGET_PROPERTY:SOURCE_DIR>>")
 set(_apshim_host_program
-    "$<AND:$<PATH:IS_PREFIX,${PROJECT_SOURCE_DIR}/tests,$<TARGET_PROPERTY:SOURCE_DIR>>,$<NOT:$<PATH:IS_PREFIX,${PROJECT_SOURCE_DIR}/tests/unit,$<TARGET_PROPERTY:SOURCE_DIR>>>>")
+    "$<AND:$<PATH:IS_PREFIX,${PROJECT_SOURCE_DIR}/tests,$<TARGET_PROPERTY:SOURCE_DIR>>,$<NOT:${_apshim_unit_test}>>")
 macro(_apshim_sanitize)
   foreach(_flag ${ARGN})
     add_compile_options("$<$<NOT:${_apshim_host_program}>:${_flag}>")
@@ -20,7 +21,6 @@ endmacro()
 # files at -O0: their speed is not what they test (the code under test, in our libraries, keeps
 # -O1), and optimising Catch2's expanded assertions is most of their compile time (under
 # ASan+UBSan, test_table.cpp: 35 s at -O1, 8 s at -O0 on a slower day).
-set(_apshim_unit_test "$<PATH:IS_PREFIX,${PROJECT_SOURCE_DIR}/tests/unit,$<TARGET_PROPERTY:SOURCE_DIR>>")
 if(NOT APSHIM_SANITIZE STREQUAL "")
   _apshim_sanitize("$<IF:${_apshim_unit_test},-O0,-O1>")
 endif()

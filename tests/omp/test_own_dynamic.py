@@ -131,7 +131,7 @@ def premise_beside_hog():
 
 
 with OutsideHog():
-    premise = INTERCEPTED or premise_beside_hog()  # intercepted: not judged below, so not measured
+    premise = not INTERCEPTED and premise_beside_hog()  # intercepted: not judged below, so not measured
     env = shim.env(P=2, gat=shim.path("gat-hog"), trace=shim.path("trace-hog-%p.csv"))
     r, w, t = timed([*JOB_NICE, *args], env)
     print(f"the shim beside the hog: {t:.2f} s, {r.stdout.strip()}", flush=True)
