@@ -38,7 +38,9 @@ check "dpkg -r apshim" dpkg -r apshim
 
 echo "== Python package"
 python3 -m venv "$WORK/venv"
-if "$WORK/venv/bin/pip" install -q . > "$WORK/pip.log" 2>&1; then
+# The wheel's build in build-pip/, as deep in the tree as build/: with the same compiler and flags
+# (pyproject.toml), scripts/test.sh's compiler cache (CMAKE_ARGS) then compiles nothing again.
+if "$WORK/venv/bin/pip" install -q . -C build-dir=build-pip > "$WORK/pip.log" 2>&1; then
   check "pip install . into a fresh virtual environment" true
   check "apshim on the environment's PATH: same output, traced" run_under pip "$WORK/venv/bin/apshim"
   check "python -m apshim: same output, traced" run_under module "$WORK/venv/bin/python" -m apshim

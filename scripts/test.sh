@@ -64,7 +64,10 @@ fetching=$!
 #     about 20 s under TSan); omp.*.contract the same way (OpenMP's promises alone, throttled
 #     and above the cores: each runtime's fork and team-size hooks run under both sanitizers in
 #     omp.*.kinds, bind and yield; 25 s), and omp.gcc.enforce_taskred under TSan only (its task
-#     reductions, GOMP_parallel_reductions' hook, run under ASan in omp.gcc.contract; 9 s)
+#     reductions, GOMP_parallel_reductions' hook, run under ASan in omp.gcc.contract; 9 s);
+#     omp.*.{corun,kinds_corun} the same way too (two jobs in one table, DP's split read from the
+#     table and the teams: the table's code is the same for both runtimes, each runtime's team
+#     hooks run under both in kinds, bind and yield; 14 s)
 #   not under either: omp.clang.runtime, taskloop and waits (libomp's runtime loops go through
 #     the dispatch hooks, its taskloop tasks and waits through the OMPT callbacks, that
 #     omp.clang.kinds and turns run; gcc's stay for libgomp's runtime-loop, taskloop and
@@ -82,7 +85,7 @@ fetching=$!
 SAN_DECIDES='(own_dynamic|outside_load|whole_team|width|phases|spinning_team)'
 SAN_DECIDES_CLANG_TSAN='(own_dynamic|outside_load|whole_team|width|phases)'
 SAN_WIDTH='(outside_load|width|phases)'
-SAN_ONE_RUNTIME_EACH='(sweeps|handover|contract)'
+SAN_ONE_RUNTIME_EACH='(sweeps|handover|contract|corun|kinds_corun)'
 SAN_EXCLUDE_address='^(cost\..*|matrix\..*|omp\..*\.'"$SAN_DECIDES"'|omp\.clang\.'"$SAN_ONE_RUNTIME_EACH"'|omp\.clang\.plugin|omp\.clang\.copies|omp\.clang\.(runtime|taskloop|waits)|omp\.gcc\.(taskloop|waits|enforce_taskred)|omp\..*\.(tasks|measure|enforce|many_threads|turns)|omp\.clang\.blocktime|omp\.gcc\.hwloc|mixed\..*\.one_allotment|fault\.campaign_short|cli\.status_and_gc|shim\.clean_stack|shim\.stopped_corunner|shim\.cpuset_change|tbb\.measure|tbb\.converge|tbb\.corun|tbb\.refinalize)$'
 SAN_EXCLUDE_thread='^(cost\..*|matrix\..*|omp\.clang\.(runtime|taskloop|waits|tasks)|omp\.clang\.'"$SAN_DECIDES_CLANG_TSAN"'|omp\.gcc\.'"$SAN_WIDTH"'|mixed\.clang\.one_allotment|omp\.gcc\.'"$SAN_ONE_RUNTIME_EACH"'|omp\..*\.(measure|enforce|lend|many_threads)|omp\.gcc\.copies|cli\.status_and_gc|shim\.clean_stack|shim\.bad_options_and_tables|shim\.stopped_lock_holder|shim\.stopped_corunner|shim\.cpuset_change|shim\.confine_impossible|tbb\.measure|tbb\.lend|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
 SAN_LOGS="$PWD/build-sanitizer-reports"
@@ -91,6 +94,9 @@ SAN_LOGS="$PWD/build-sanitizer-reports"
 # this folder, so that a clean clone starts cold, as CI does.
 export CCACHE_DIR="$PWD/build-ccache" CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 CACHE=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# The compilers by the names pip's build of the Python package uses too (Python's own CC and CXX):
+# the cache tells g++ from c++, CMake's default name.
+export CC=gcc CXX=g++
 # TSan sleeps 1 s (atexit_sleep_ms=1000) before every exit of a process with more than one thread,
 # so that threads still running race with the exit handlers; the tests start hundreds of such
 # processes. 20 ms is still 4 of the shim's 5 ms cycles for its controller thread to run into
@@ -153,7 +159,7 @@ cat build-full.log
 wait "$fetching"  # its status, as when it ran here
 cat build-fetch-runtimes.log
 stage "packages (Debian package and Python package, installed fresh and used)"
-./scripts/test-packages.sh build
+CMAKE_ARGS="${CACHE[*]}" ./scripts/test-packages.sh build
 stage "full suite: tests"
 ctest --test-dir build -j "$JOBS" --output-on-failure
 stage "done"
