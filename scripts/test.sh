@@ -117,17 +117,17 @@ configure build-thread -DAPSHIM_SANITIZE=thread -DAPSHIM_BENCH=OFF -UCMAKE_CXX_F
 configure build
 idle=(chrt --idle 0)
 "${idle[@]}" true 2> /dev/null || idle=(nice -n 19)
+built() {  # built PID LOG: waits for a background build, its log in CI's on failure
+  wait "$1" || { tail -50 "$2"; echo "the build above failed"; exit 1; }
+}
 stage "build under -fsanitize=address"
-cmake --build build-address -j "$JOBS" >> build-address.log
+cmake --build build-address -j "$JOBS" >> build-address.log 2>&1 & built $! build-address.log
 "${idle[@]}" cmake --build build-thread -j "$JOBS" >> build-thread.log 2>&1 &
 thread_build=$!
 (while kill -0 "$thread_build" 2> /dev/null; do sleep 1; done
  "${idle[@]}" cmake --build build -j "$JOBS" > build-full.log 2>&1) &
 full_build=$!
 trap 'kill "$thread_build" "$full_build" 2> /dev/null || true' EXIT
-built() {  # built PID LOG: waits for a background build, its log in CI's on failure
-  wait "$1" || { tail -50 "$2"; echo "the build above failed"; exit 1; }
-}
 
 for san in address thread; do
   [ "$san" = thread ] && { stage "build under -fsanitize=thread (compiled meanwhile)"; built "$thread_build" build-thread.log; }
