@@ -357,18 +357,21 @@ def controller_tids(pid):
 
 def masks_until_exit(p):
     """(team, controller): the CPU masks ({tid: Cpus_allowed_list}) of `p`'s program threads at the
-    last look, every 50 ms until `p` exits, that saw more than one of them, and of its shim
-    controller (controller_tids) at the last such look that saw it too (it stops before the
-    program's threads at exit): how they ran once the team had formed and settled, to the run's
-    end however fast the machine (one look after a fixed time found a throttled run of 0.9 s on a
-    faster machine gone but for the main thread, fifty-first session)."""
+    last look, every 50 ms until `p` exits, that saw more than one of them and no fewer than any
+    look before, and of its shim controller (controller_tids) at the last such look that saw it too
+    (it stops before the program's threads at exit): how they ran once the team had formed and
+    settled, to the run's end however fast the machine (one look after a fixed time found a
+    throttled run of 0.9 s on a faster machine gone but for the main thread, fifty-first session).
+    A look with fewer threads is a team already leaving: under TSan, whose own thread counts as the
+    program's, one at exit saw the main thread and TSan's but no worker (omp.gcc.hwloc, CI's TSan
+    stage, fifty-seventh session)."""
     team, controller = {}, {}
     while p.poll() is None:
         ctl = set(controller_tids(p.pid))
         masks = thread_cpu_masks(p.pid)
         ctl |= controller_tids(p.pid)  # named apshim-ctl before or after the masks were read
         seen = {tid: m for tid, m in masks.items() if tid not in ctl}
-        if len(seen) >= 2:
+        if len(seen) >= max(2, len(team)):
             team = seen
             controller = {tid: m for tid, m in masks.items() if tid in ctl} or controller
         time.sleep(0.05)
