@@ -117,11 +117,11 @@ configure build-thread -DAPSHIM_SANITIZE=thread -DAPSHIM_BENCH=OFF -UCMAKE_CXX_F
 configure build
 idle=(chrt --idle 0)
 "${idle[@]}" true 2> /dev/null || idle=(nice -n 19)
-built() {  # built PID LOG: waits for a background build, its log in CI's on failure
-  wait "$1" || { tail -50 "$2"; echo "the build above failed"; exit 1; }
+build_failed() {  # build_failed LOG: the failed build's log in CI's output, then stop
+  tail -50 "$1"; echo "the build above failed"; exit 1
 }
 stage "build under -fsanitize=address"
-cmake --build build-address -j "$JOBS" >> build-address.log 2>&1 & built $! build-address.log
+cmake --build build-address -j "$JOBS" >> build-address.log 2>&1 || build_failed build-address.log
 "${idle[@]}" cmake --build build-thread -j "$JOBS" >> build-thread.log 2>&1 &
 thread_build=$!
 (while kill -0 "$thread_build" 2> /dev/null; do sleep 1; done
@@ -130,7 +130,7 @@ full_build=$!
 trap 'kill "$thread_build" "$full_build" 2> /dev/null || true' EXIT
 
 for san in address thread; do
-  [ "$san" = thread ] && { stage "build under -fsanitize=thread (compiled meanwhile)"; built "$thread_build" build-thread.log; }
+  [ "$san" = thread ] && { stage "build under -fsanitize=thread (compiled meanwhile)"; wait "$thread_build" || build_failed build-thread.log; }
   stage "unit tests under -fsanitize=$san"
   TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 $TSAN_EXIT_SLEEP" UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --test-dir "build-$san" -L unit -j "$JOBS" --output-on-failure
 
@@ -154,7 +154,7 @@ for san in address thread; do
 done
 
 stage "full suite: build (compiled meanwhile)"
-built "$full_build" build-full.log
+wait "$full_build" || build_failed build-full.log
 cat build-full.log
 wait "$fetching"  # its status, as when it ran here
 cat build-fetch-runtimes.log
