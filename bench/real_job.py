@@ -22,6 +22,9 @@ apshim-cap) becomes the program's own knob, and the job prints one line
                                                 takes longer: more SCF steps)
     real_job.py rtsne DIR [--threads N]         R's Rtsne (OpenMP, libgomp): 4000 x 30 points, 400 iterations
                                                 (quick: 2000, 250)
+    real_job.py gmx DIR [--threads N]           GROMACS mdrun (OpenMP, libgomp; one rank): 1500 steps of a
+                                                box of 884 waters (quick: 400), prepared by `prepare`
+                                                where gmx is installed
 
 Without --threads each program does what it does by default on this machine: gm, OpenBLAS and
 scikit-learn start one OpenMP thread per CPU; flexbar (default one thread) gets `-n <CPUs>`, what
@@ -31,8 +34,8 @@ scikit-learn), `flexbar -n N`, cv2.setNumThreads(N) (OpenCV), OMP_THREAD_LIMIT=N
 num_threads clause overrides OMP_NUM_THREADS: the knob its users are told to set),
 OMP_NUM_THREADS=N for xtb (which its pthreads OpenBLAS reads too) and cp2k, Rtsne's num_threads
 argument (one per CPU without --threads: the package's default is one thread, so a user who wants
-it parallel names a count). The inputs'
-sizes (written by `prepare`, --quick for smaller ones) decide the run times: about 2-5 s each
+it parallel names a count), `gmx mdrun -ntomp N` (GROMACS: one OpenMP thread per CPU without it).
+The inputs' sizes (written by `prepare`, --quick for smaller ones) decide the run times: about 2-5 s each
 alone natively on 2 idle cores (quick: about 1 s).
 """
 import contextlib
@@ -51,6 +54,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
 from cpu_hog import OutsideHog  # noqa: E402
 
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+GMX = "/usr/bin/gmx"
 # The Python that runs tests/real's NumPy, scikit-learn and OpenCV work: Debian's, unless
 # BENCH_PYTHON names another (a machine whose scikit-learn lives in a virtual environment).
 PYTHON = os.environ.get("BENCH_PYTHON", "/usr/bin/python3")
@@ -165,6 +169,29 @@ cat(sprintf("%.6f %.6f\\n", sum(abs(r$Y)), r$itercosts[length(r$itercosts)]))
 """
 RTSNE_ARGS = {False: ["4000", "400"], True: ["2000", "250"]}
 
+# GROMACS: a 3 nm box of SPC/E water (884 molecules, from gmx's own spc216.gro), energy-minimized
+# once by `prepare`, then run for GMX_STEPS steps of 2 fs with PME. Its threads meet several times
+# a step, so a co-runner that takes one of its CPUs stalls every step (natively beside gm: 10.1 s
+# against 4.9 s alone, 7.3 s with one thread each). `-pin off` in every configuration: by default
+# GROMACS pins its threads itself where it uses every CPU of its mask, which the shim respects (it
+# then stops confining: tests/real/RESULTS.md), and GROMACS's own guide tells users who share a
+# node to turn its pinning off. `-reprod` keeps each thread count's result the same run to run; the
+# static split runs it with fewer threads, whose sums differ, and an MD trajectory diverges from
+# there, so its checksum is what every thread count shares: the atoms, the steps done, and a
+# temperature near the thermostat's 300 K.
+GMX_STEPS = {False: 1500, True: 400}
+GMX_TOPOLOGY = """#include "oplsaa.ff/forcefield.itp"
+#include "oplsaa.ff/spce.itp"
+[ system ]
+water
+[ molecules ]
+SOL {waters}
+"""
+GMX_COMMON_MDP = "cutoff-scheme = Verlet\ncoulombtype = PME\nrcoulomb = 1.0\nrvdw = 1.0\n"
+GMX_EM_MDP = "integrator = steep\nnsteps = 500\nemtol = 100\n" + GMX_COMMON_MDP
+GMX_MD_MDP = ("integrator = md\nnsteps = 1500\ndt = 0.002\ntcoupl = v-rescale\ntc-grps = System\ntau-t = 0.1\n"
+              "ref-t = 300\ngen-vel = yes\ngen-seed = 7\nnstenergy = 100\nnstlog = 500\n" + GMX_COMMON_MDP)
+
 
 def xtb_checksum(tmp):
     """xtb's results rounded (total energy and free-energy terms to 1e-7 Eh, the gap to 1e-4 eV,
@@ -190,9 +217,58 @@ def sha(path):
         return hashlib.sha256(f.read()).hexdigest()[:16]
 
 
+def prepare_gmx(folder):
+    """GROMACS's run input, DIR/gmx/topol.tpr, where gmx is installed and it is not there yet:
+    natively, on one thread (a few seconds)."""
+    tpr = os.path.join(folder, "gmx", "topol.tpr")
+    if not os.path.exists(GMX) or os.path.exists(tpr):
+        return
+    work = os.path.join(folder, "gmx")
+    os.makedirs(work, exist_ok=True)
+
+    def gmx(*args):
+        r = subprocess.run([GMX, "-quiet", *args], cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            sys.exit(f"real_job.py: gmx {args[0]} failed while preparing GROMACS's input:\n{r.stderr[-2000:]}")
+    gmx("solvate", "-cs", "spc216.gro", "-box", "3", "3", "3", "-o", "water.gro")
+    with open(os.path.join(work, "water.gro")) as f:
+        waters = sum(1 for line in f if " OW " in line)
+    for name, text in (("topol.top", GMX_TOPOLOGY.format(waters=waters)), ("em.mdp", GMX_EM_MDP), ("md.mdp", GMX_MD_MDP)):
+        with open(os.path.join(work, name), "w") as f:
+            f.write(text)
+    gmx("grompp", "-f", "em.mdp", "-c", "water.gro", "-p", "topol.top", "-o", "em.tpr")
+    gmx("mdrun", "-s", "em.tpr", "-deffnm", "em", "-nt", "1", "-pin", "off")
+    gmx("grompp", "-f", "md.mdp", "-c", "em.gro", "-p", "topol.top", "-o", "topol.tmp.tpr")
+    os.rename(os.path.join(work, "topol.tmp.tpr"), tpr)  # complete or absent
+
+
+def gmx_checksum(tmp):
+    """What GROMACS's runs share at any thread count: the atoms, the last step done, and whether
+    the run's average temperature is within 30 K of the thermostat's 300 K, hashed (md.log prints
+    energies as rows of 15-character columns, names above values)."""
+    with open(os.path.join(tmp, "md.gro")) as f:
+        atoms = f.read().splitlines()[1].strip()
+    with open(os.path.join(tmp, "md.log")) as f:
+        log = f.read()
+    steps = re.findall(r"^\s+Step\s+Time\s*\n\s+(\d+)\s", log, re.M)
+    averages = log.split("<====  A V E R A G E S  ====>")[-1].splitlines()
+    near_300 = False
+    for names, values in zip(averages, averages[1:]):
+        cols = [names[i:i + 15].strip() for i in range(0, len(names), 15)]
+        if "Temperature" in cols:
+            near_300 = abs(float(values[15 * cols.index("Temperature"):][:15]) - 300.0) < 30.0
+            break
+    summary = f"atoms={atoms} step={steps[-1] if steps else 'none'} near_300K={near_300}"
+    return hashlib.sha256(summary.encode()).hexdigest()[:16]
+
+
 def prepare(folder, quick):
     """Inputs into folder, skipped when a stamp says they are there with the same sizes."""
     import inputs
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    if os.stat(folder).st_uid != os.getuid():
+        sys.exit(f"real_job.py: {folder} belongs to another user")
+    prepare_gmx(folder)  # whatever the stamp says: gmx may have been installed since
     stamp = os.path.join(folder, "stamp")
     want = f"v3 quick={quick} gm={GM_SIZE[quick]} small={SMALL_SIZE} reads={READS[quick]} numpy={NUMPY_ARGS[quick]} page={PAGE_LINES[quick]}\n"
     try:
@@ -201,9 +277,6 @@ def prepare(folder, quick):
                 return
     except OSError:
         pass
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    if os.stat(folder).st_uid != os.getuid():
-        sys.exit(f"real_job.py: {folder} belongs to another user")
     inputs.write_ppm(os.path.join(folder, "in.ppm"), *GM_SIZE[quick])
     inputs.write_ppm(os.path.join(folder, "small.ppm"), *SMALL_SIZE)
     inputs.write_fastq(os.path.join(folder, "reads"), READS[quick])
@@ -302,6 +375,17 @@ def run_once(kind, folder, quick, threads, env):
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             digest = hashlib.sha256(r.stdout.encode()).hexdigest()[:16] if r.returncode == 0 else "none"
             line = f"rtsne points={RTSNE_ARGS[quick][0]} checksum={digest}"
+        elif kind == "gmx":
+            tpr = os.path.join(folder, "gmx", "topol.tpr")
+            if not os.path.exists(GMX) or not os.path.exists(tpr):
+                sys.exit("real_job.py: GROMACS is not installed, or its input not prepared (Debian: apt-get install "
+                         "gromacs, then real_job.py prepare DIR)")
+            width = ["-ntomp", str(threads)] if threads is not None else []
+            r = subprocess.run([GMX, "-quiet", "mdrun", "-s", tpr, "-deffnm", "md", "-ntmpi", "1", *width, "-pin", "off",
+                                "-nb", "cpu", "-reprod", "-nsteps", str(GMX_STEPS[quick])], env=env, cwd=tmp,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            digest = gmx_checksum(tmp) if r.returncode == 0 else "none"
+            line = f"gmx waters steps={GMX_STEPS[quick]} checksum={digest}"
         else:
             sys.exit(f"real_job.py: unknown program {kind!r}\n{__doc__}")
     return line, r
