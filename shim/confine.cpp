@@ -90,6 +90,7 @@ cpu_set_t g_allowed;
 constinit PublishedMask g_allowed_shown;
 bool g_captured = false;
 const char* g_why_off = nullptr;
+constexpr const char* kProgramBinds = "the program sets CPU affinity itself";
 bool g_off_by_fault = false;
 // Why confinement is off where /proc/self/task cannot be read (check_system, apply).
 constexpr const char* kNoThreadList = "the process's threads cannot be listed (/proc/self/task: no /proc mounted?)";
@@ -356,6 +357,8 @@ const char* why_off() noexcept { return g_why_off; }
 
 bool off_by_fault() noexcept { return g_why_off && g_off_by_fault; }
 
+bool off_by_program() noexcept { return g_why_off == kProgramBinds; }
+
 bool active() noexcept { return g_active.load(std::memory_order_acquire); }
 
 const cpu_set_t& allowed() noexcept { return g_allowed_shown.read(); }
@@ -482,7 +485,7 @@ void to_original(pid_t tid) {
 
 bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     if (g_program_binds.load(std::memory_order_acquire) && !g_why_off) {
-        g_why_off = "the program sets CPU affinity itself";
+        g_why_off = kProgramBinds;
         release();
     }
     if (g_why_off) return false;
@@ -495,7 +498,7 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
         case Bindings::none: break;
         case Bindings::settling: return true;
         case Bindings::kept:
-            g_why_off = "the program sets CPU affinity itself";
+            g_why_off = kProgramBinds;
             release();
             return false;
     }

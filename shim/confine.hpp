@@ -21,10 +21,11 @@
 // Respected: a binding the user chose (OMP_PROC_BIND, OMP_PLACES, KMP_AFFINITY, GOMP_CPU_AFFINITY:
 // confinement stays off, said once), a narrower mask from taskset/numactl/cpusets (confinement
 // happens inside it), and the program's own sched_setaffinity/pthread_setaffinity_np (confinement
-// stops for good where the program keeps a narrower mask; threads it bound keep their masks; a
-// mask it takes back, as hwloc's topology discovery does, is no binding: ProgramSetsMask). While confined, the process still
-// sees its original mask (shim/cpu_hooks.cpp), so runtimes that size themselves from it are not
-// narrowed by us, and child processes start with the original mask (shim/spawn_hooks.cpp).
+// stops for good where the program keeps a narrower mask, said once as a warning: off_by_program;
+// threads it bound keep their masks; a mask it takes back, as hwloc's topology discovery does, is
+// no binding: ProgramSetsMask). While confined, the process still sees its original mask
+// (shim/cpu_hooks.cpp), so runtimes that size themselves from it are not narrowed by us, and child
+// processes start with the original mask (shim/spawn_hooks.cpp).
 #pragma once
 
 #include <sched.h>
@@ -56,6 +57,11 @@ const char* why_off() noexcept;
 // not a binding or an option the user chose. Said as a warning, since the allotment is then
 // enforced by parking only, on the code shapes where that applies.
 bool off_by_fault() noexcept;
+// Whether it stopped because the program binds its threads itself and keeps the masks (its own
+// pinning: GROMACS's `mdrun -pin auto` where it uses every CPU). Respected, but the user who ran
+// the program under the shim may not know it pins, so it is said as a warning too, with the way
+// out: the program's own switch for its pinning.
+bool off_by_program() noexcept;
 
 // Controller thread: every thread of the process but `skip_tid` (the controller) runs on the CPUs
 // of `procs` from now on; threads created later are caught at the next call. A set that covers

@@ -672,8 +672,11 @@ void Controller::apply_allotment(bool confine_now) noexcept {
         confine::release(/*spread=*/true);
     } else if (const bool was_on = !confine::why_off(); confine_now && !confine::apply(cpus, s.P, s.tid) && was_on) {
         if (const char* why = confine::why_off())  // turned off just now (before, first_allotment said why)
-            APSHIM_LOG_ONCE(confine::off_by_fault() ? LogLevel::warn : LogLevel::info,
-                            "stopped confining threads: %s; throttling by parking only", why);
+            APSHIM_LOG_ONCE(confine::off_by_fault() || confine::off_by_program() ? LogLevel::warn : LogLevel::info,
+                            "stopped confining threads: %s; throttling by parking only%s", why,
+                            confine::off_by_program() ? " (turn the program's own thread pinning off, e.g. GROMACS's "
+                                                        "`mdrun -pin off`, to let apshim hold it to its allotment)"
+                                                      : "");
     }
 }
 

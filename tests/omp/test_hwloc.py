@@ -7,7 +7,9 @@ Throttled (a stand-in co-runner holds the rest of a table of P = 2, so the job h
   job keeps at most about one processor busy, from /proc (GROMACS kept 1.95 of 2 at allotment 1
   before the shim told the two apart).
 - `pin`: then every OpenMP thread binds itself to a CPU of its own (GROMACS's `mdrun -pin on`):
-  the shim says it stops confining, and the threads keep the CPUs they chose.
+  the shim says it stops confining, at its default log level (a warning: the user may not know
+  that the program pins, and the program is no longer held to its allotment), and the threads
+  keep the CPUs they chose.
 - `rawpin`: the same halfway through the run, while confined, with the raw system call, which no
   interposer sees (hwloc in oneTBB's tbbbind, loaded RTLD_DEEPBIND): the shim finds it in the
   threads' masks, says it stops, and leaves them there. The one thread pinned to the job's own CPU
@@ -33,7 +35,7 @@ for mode in ("probe", "pin", "rawpin", "syscallpin"):
     args = [prog, mode, "12", "100000000"]
     native = shim.run(args, shim.env(preload=False), timeout=120)
     check.expect(native.returncode == 0, f"{mode}: runs natively ({native.stderr.strip()[:200]})")
-    env = shim.env(P=2, gat=shim.path(f"gat-{mode}"), APSHIM_LOG="info")
+    env = shim.env(P=2, gat=shim.path(f"gat-{mode}"))  # the default log level: what a user sees
     with CoRunner(shim, env, P=2):
         p = shim.spawn(args, env)
         masks = masks_until_exit(p)[0] if mode == "pin" else {}
