@@ -671,12 +671,14 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     if (suspended || (confine_now && spread)) {
         confine::release(/*spread=*/true);
     } else if (const bool was_on = !confine::why_off(); confine_now && !confine::apply(cpus, s.P, s.tid) && was_on) {
-        if (const char* why = confine::why_off())  // turned off just now (before, first_allotment said why)
-            APSHIM_LOG_ONCE(confine::off_by_fault() || confine::off_by_program() ? LogLevel::warn : LogLevel::info,
+        if (const char* why = confine::why_off()) {  // turned off just now (before, first_allotment said why)
+            const bool by_program = confine::off_by_program();
+            APSHIM_LOG_ONCE(confine::off_by_fault() || by_program ? LogLevel::warn : LogLevel::info,
                             "stopped confining threads: %s; throttling by parking only%s", why,
-                            confine::off_by_program() ? " (turn the program's own thread pinning off, e.g. GROMACS's "
-                                                        "`mdrun -pin off`, to let apshim hold it to its allotment)"
-                                                      : "");
+                            by_program ? " (turn the program's own thread pinning off, e.g. GROMACS's `mdrun -pin off`, "
+                                         "to let apshim hold it to its allotment)"
+                                       : "");
+        }
     }
 }
 

@@ -62,8 +62,6 @@ def stalled_probes(rows):
     return count
 
 
-
-
 def args_for(attempt):
     """The program's arguments for one attempt: each has sweeps of 30 more rounds than the one
     before. Where a probe falls in the program is set by the wall clock (the start, the
@@ -75,17 +73,6 @@ def args_for(attempt):
     return [prog, "150", str(200 + 30 * attempt), "34", "13500"]
 
 
-natives = {}
-
-
-def native_run(attempt):
-    if attempt not in natives:
-        natives[attempt] = shim.run(args_for(attempt), shim.env(preload=False), timeout=60)
-        check.expect(natives[attempt].returncode == 0,
-                     f"runs natively ({natives[attempt].returncode}: {natives[attempt].stdout.strip()})")
-    return natives[attempt]
-
-
 gcc = prog.endswith("_gcc")
 sanitized = any_sanitizer_preloaded()
 # Under a sanitizer the premise is rarely met (above), so every run would be made: two suffice for
@@ -93,10 +80,12 @@ sanitized = any_sanitizer_preloaded()
 runs = (2 if sanitized else 5) if gcc else 1
 found = []
 for attempt in range(runs):
-    native = native_run(attempt)
+    args = args_for(attempt)
+    native = shim.run(args, shim.env(preload=False), timeout=60)
+    check.expect(native.returncode == 0, f"runs natively ({native.returncode}: {native.stdout.strip()})")
     env = shim.env(P=2, gat=shim.path(f"throttled{attempt}"), trace=shim.path(f"trace{attempt}-%p.csv"))
     with CoRunner(shim, env, 2):
-        r = shim.run(args_for(attempt), env, timeout=120)
+        r = shim.run(args, env, timeout=120)
     check.expect(r.returncode == 0 and parse(r.stdout)[0] == parse(native.stdout)[0],
                  f"throttled: the native answer ({r.stdout.strip()} against {native.stdout.strip()})")
     if not gcc:
