@@ -11,7 +11,8 @@
 //                     teammate may wait for it in a taskwait (parking here turned BOTS fib from
 //                     0.4 s into 26 s and health into a run unfinished after 300 s at allotment
 //                     1); confinement (shim/confine.hpp) enforces the allotment on task code.
-// No locks, no allocation, no logging here: the controller reports what went wrong.
+// Untimed with nothing open (frames_only), the per-task ones move the frame stack alone
+// (bare_frames). No locks, no allocation, no logging here: the controller reports what went wrong.
 #include <algorithm>
 #include <cstdlib>
 #include <utility>
@@ -111,9 +112,8 @@ bool ends_region(int kind, const void* codeptr) noexcept {
     return kind == ompt::barrier_implicit && (codeptr == nullptr || codeptr == t_reservation.codeptr);
 }
 
-void on_sync_region_wait(int kind, int endpoint, ompt::Data*, ompt::Data* task, const void* codeptr) {
-    State& s = g_kmp_state;
-    ThreadState& t = t_state;
+__attribute__((noinline)) void sync_region_wait(State& s, ThreadState& t, int kind, int endpoint, ompt::Data* task,
+                                                const void* codeptr) noexcept {
     drop_parts_not_of(s, t, task);  // `task` is the one waiting
     // A barrier of an outermost region is met in the thread's implicit task (never inside an
     // explicit one), whose frame is the first: anything above it is a leftover.
@@ -136,9 +136,20 @@ void on_sync_region_wait(int kind, int endpoint, ompt::Data*, ompt::Data* task, 
     }
 }
 
-void on_task_schedule(ompt::Data* prior, int prior_status, ompt::Data* next) {
+void on_sync_region_wait(int kind, int endpoint, ompt::Data*, ompt::Data* task, const void* codeptr) {
     State& s = g_kmp_state;
     ThreadState& t = t_state;
+    // A taskwait, taskgroup or reduction wait (fib: one per task), untimed: only its frame moves
+    // (its progress mark counts only while timed).
+    if (!ompt::is_barrier(kind) && (endpoint == ompt::scope_begin || endpoint == ompt::scope_end) &&
+        frames_only(s, t) &&
+        bare_frames(t, task, endpoint == ompt::scope_begin ? FrameChange::push_wait : FrameChange::pop)) [[likely]]
+        return;
+    sync_region_wait(s, t, kind, endpoint, task, codeptr);
+}
+
+__attribute__((noinline)) void task_schedule(State& s, ThreadState& t, ompt::Data* prior, int prior_status,
+                                             ompt::Data* next) noexcept {
     drop_parts_not_of(s, t, prior);  // `prior` is the task this thread was in
     switch (prior_status) {
     case ompt::task_complete:
@@ -156,6 +167,30 @@ void on_task_schedule(ompt::Data* prior, int prior_status, ompt::Data* next) {
     default:  // early/late fulfill of a detached task: no body starts or ends here
         break;
     }
+}
+
+// The frame change task_schedule() makes, for bare_frames().
+FrameChange change_at(int prior_status, const ompt::Data* next) noexcept {
+    switch (prior_status) {
+    case ompt::task_complete:
+    case ompt::task_cancel:
+    case ompt::task_detach:
+    case ompt::taskwait_complete:
+        return FrameChange::pop;
+    case ompt::task_switch:
+    case ompt::task_yield:
+        return next ? FrameChange::push_task : FrameChange::none;
+    default:
+        return FrameChange::none;
+    }
+}
+
+void on_task_schedule(ompt::Data* prior, int prior_status, ompt::Data* next) {
+    State& s = g_kmp_state;
+    ThreadState& t = t_state;
+    // Untimed, only frames move (a task's completion mark counts only while timed).
+    if (frames_only(s, t) && bare_frames(t, prior, change_at(prior_status, next), next)) [[likely]] return;
+    task_schedule(s, t, prior, prior_status, next);
 }
 
 void on_task_create(ompt::Data*, const void*, ompt::Data*, int flags, int, const void*) {

@@ -132,18 +132,24 @@ APSHIM_HOT inline void account_outer(ThreadState& t, int old_depth) noexcept {
 // `tag`: the task whose body (or share of a region) the frame stands for, when the runtime names
 // it (OMPT task data); null for waits and where it does not. `task`: the frame is an explicit
 // task's body.
-APSHIM_HOT inline void push_frame(State& s, ThreadState& t, bool wait, const void* tag = nullptr,
-                                  bool task = false) noexcept {
-    attach(s, t);
-    bool timed = s.timing.load(std::memory_order_relaxed);
-    bool was = timed && is_busy(t);
-    int i = t.depth++;
+// Frame `depth` (>= 0) as given; frames past kTracked keep nothing.
+APSHIM_HOT inline void set_frame(ThreadState& t, int depth, bool wait, const void* tag, bool task) noexcept {
+    auto i = static_cast<unsigned>(depth);  // unsigned: / and % by 64 are a shift and a mask
     if (i < ThreadState::kTracked) {
         std::uint64_t bit = std::uint64_t{1} << (i % 64);
         t.wait_bits[i / 64] = wait ? (t.wait_bits[i / 64] | bit) : (t.wait_bits[i / 64] & ~bit);
         t.task_bits[i / 64] = task ? (t.task_bits[i / 64] | bit) : (t.task_bits[i / 64] & ~bit);
         t.tags[i] = tag;
     }
+}
+
+APSHIM_HOT inline void push_frame(State& s, ThreadState& t, bool wait, const void* tag = nullptr,
+                                  bool task = false) noexcept {
+    attach(s, t);
+    bool timed = s.timing.load(std::memory_order_relaxed);
+    bool was = timed && is_busy(t);
+    int i = t.depth++;
+    set_frame(t, i, wait, tag, task);
     account(t, timed, was);
     account_outer(t, i);
 }
@@ -161,6 +167,52 @@ APSHIM_HOT inline void pop_frame(State& s, ThreadState& t) noexcept {
 // Pops frames until `depth` are left.
 APSHIM_HOT inline void pop_frames_above(State& s, ThreadState& t, int depth) noexcept {
     while (t.depth > depth) pop_frame(s, t);
+}
+
+// Untimed, on a thread attached since the last fork with no interval open (a job alone: every
+// per-task hook, nearly always), a frame change is bookkeeping only: account() finds nothing to
+// do, and only a change that leaves or reaches depth 0 moves an external thread's outer interval.
+// libomp's per-task hooks check this once and then move the stack alone (bare_frames below),
+// instead of attaching, reading s.timing and checking the interval at every frame: libomp reports
+// three switches and an end for each untied task it runs at once (BOTS fib-final makes millions).
+// Only the controller turns timing on, and only timed hooks open intervals, so the answer holds
+// for the hook; timing that comes on meanwhile is seen from the next hook on (accuracy, as a
+// frame change's own read of s.timing).
+APSHIM_HOT inline bool frames_only(const State& s, const ThreadState& t) noexcept {
+    return !s.timing.load(std::memory_order_relaxed) && t.counters &&
+           t.generation == s.fork_generation.load(std::memory_order_relaxed) &&
+           t.counters->busy_since.load(std::memory_order_relaxed) == 0;
+}
+
+// A per-task hook's frame change on the stack alone, where frames_only() held: drop_parts_not_of()
+// below for `current`, then `change`. The same frames as the full path; false, changing nothing,
+// where the depth would reach 0 (an external thread's outer interval moves there) or pass
+// kTracked: the full path then.
+enum class FrameChange { none, push_task, push_wait, pop };
+APSHIM_HOT inline bool bare_frames(ThreadState& t, const void* current, FrameChange change,
+                                   const void* tag = nullptr) noexcept {
+    int d = t.depth;
+    if (d > ThreadState::kTracked) return false;
+    while (d > 0) {
+        const void* top = t.tags[d - 1];
+        if (top == nullptr || top == current) break;
+        if (d == 1) return false;
+        --d;
+    }
+    switch (change) {
+    case FrameChange::none: break;
+    case FrameChange::push_task:
+    case FrameChange::push_wait:
+        if (d == 0 || d >= ThreadState::kTracked) return false;
+        set_frame(t, d++, change == FrameChange::push_wait, tag, change == FrameChange::push_task);
+        break;
+    case FrameChange::pop:
+        if (d <= 1) return false;
+        --d;
+        break;
+    }
+    t.depth = d;
+    return true;
 }
 
 // Drops the work frames on top that belong to a task other than `current`, the task the runtime

@@ -8,7 +8,10 @@ run (CI counted 17 where this machine counted 10-11). Fails
 when the shim's added instructions per task exceed the stated budget: a count, not a timing.
 Usage: test_task_cost.py BUILD KIND BUDGET PROGRAM [NAME=VALUE ...] (extra shim environment)
   KIND tbb: PROGRAM is tests/tbb/tbb_fib (task_group, a task per call above cutoff 2)
-  KIND omp: PROGRAM is tests/omp/omp_work_<compiler> (fib with two tasks per call above cutoff 2)"""
+  KIND omp: PROGRAM is tests/omp/omp_work_<compiler> (fib with two tasks per call above cutoff 2)
+  KIND omp_untied: the same with untied tasks (fibu, BOTS's kind): one thread runs each at once,
+    and libomp reports three switches and an end for each, against a switch and an end for a
+    tied one (BOTS fib-final's millions of final tasks take that path with any team)"""
 import os
 import re
 import shutil
@@ -31,11 +34,12 @@ def calls(n, cutoff=2):
 
 
 def tasks(n):
-    return calls(n) if kind == "tbb" else 2 * calls(n)
+    return calls(n) if kind == "tbb" else 2 * calls(n)  # fibu's root task cancels out
 
 
 def argv(n):
-    return [prog, str(n), "2", "1"] if kind == "tbb" else [prog, "fib", str(n), "2", "1"]
+    mode = "fibu" if kind == "omp_untied" else "fib"
+    return [prog, str(n), "2", "1"] if kind == "tbb" else [prog, mode, str(n), "2", "1"]
 
 
 def instructions(n, preload):
