@@ -11,8 +11,8 @@
 //                     teammate may wait for it in a taskwait (parking here turned BOTS fib from
 //                     0.4 s into 26 s and health into a run unfinished after 300 s at allotment
 //                     1); confinement (shim/confine.hpp) enforces the allotment on task code.
-// Untimed with nothing open (frames_only), the per-task ones move the frame stack alone
-// (bare_frames). No locks, no allocation, no logging here: the controller reports what went wrong.
+// The per-task ones look at the thread once and move the frame stack alone (thread_state.hpp:
+// bare_hook, bare_frames). No locks, no allocation, no logging here: the controller reports what went wrong.
 #include <algorithm>
 #include <cstdlib>
 #include <utility>
@@ -139,12 +139,16 @@ __attribute__((noinline)) void sync_region_wait(State& s, ThreadState& t, int ki
 void on_sync_region_wait(int kind, int endpoint, ompt::Data*, ompt::Data* task, const void* codeptr) {
     State& s = g_kmp_state;
     ThreadState& t = t_state;
-    // A taskwait, taskgroup or reduction wait (fib: one per task), untimed: only its frame moves
-    // (its progress mark counts only while timed).
-    if (!ompt::is_barrier(kind) && (endpoint == ompt::scope_begin || endpoint == ompt::scope_end) &&
-        frames_only(s, t) &&
-        bare_frames(t, task, endpoint == ompt::scope_begin ? FrameChange::push_wait : FrameChange::pop)) [[likely]]
-        return;
+    // A taskwait, taskgroup or reduction wait (fib: one per task): its frame, and its progress mark
+    // at its begin.
+    if (!ompt::is_barrier(kind) && (endpoint == ompt::scope_begin || endpoint == ompt::scope_end)) {
+        BareHook h = bare_hook(s, t);
+        bool begin = endpoint == ompt::scope_begin;
+        if (h.may && bare_frames(t, task, begin ? FrameChange::push_wait : FrameChange::pop)) [[likely]] {
+            bare_hook_done(t, h, /*mark=*/begin);
+            return;
+        }
+    }
     sync_region_wait(s, t, kind, endpoint, task, codeptr);
 }
 
@@ -188,8 +192,11 @@ FrameChange change_at(int prior_status, const ompt::Data* next) noexcept {
 void on_task_schedule(ompt::Data* prior, int prior_status, ompt::Data* next) {
     State& s = g_kmp_state;
     ThreadState& t = t_state;
-    // Untimed, only frames move (a task's completion mark counts only while timed).
-    if (frames_only(s, t) && bare_frames(t, prior, change_at(prior_status, next), next)) [[likely]] return;
+    BareHook h = bare_hook(s, t);
+    if (h.may && bare_frames(t, prior, change_at(prior_status, next), next)) [[likely]] {
+        bare_hook_done(t, h, /*mark=*/prior_status == ompt::task_complete);
+        return;
+    }
     task_schedule(s, t, prior, prior_status, next);
 }
 

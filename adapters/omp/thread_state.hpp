@@ -169,22 +169,41 @@ APSHIM_HOT inline void pop_frames_above(State& s, ThreadState& t, int depth) noe
     while (t.depth > depth) pop_frame(s, t);
 }
 
-// Untimed, on a thread attached since the last fork with no interval open (a job alone: every
-// per-task hook, nearly always), a frame change is bookkeeping only: account() finds nothing to
-// do, and only a change that leaves or reaches depth 0 moves an external thread's outer interval.
-// libomp's per-task hooks check this once and then move the stack alone (bare_frames below),
-// instead of attaching, reading s.timing and checking the interval at every frame: libomp reports
-// three switches and an end for each untied task it runs at once (BOTS fib-final makes millions).
-// Only the controller turns timing on, and only timed hooks open intervals, so the answer holds
-// for the hook; timing that comes on meanwhile is seen from the next hook on (accuracy, as a
-// frame change's own read of s.timing).
-APSHIM_HOT inline bool frames_only(const State& s, const ThreadState& t) noexcept {
-    return !s.timing.load(std::memory_order_relaxed) && t.counters &&
-           t.generation == s.fork_generation.load(std::memory_order_relaxed) &&
-           t.counters->busy_since.load(std::memory_order_relaxed) == 0;
+// libomp's per-task callbacks (ompt_hooks.cpp) look at the thread once and then move the frame
+// stack alone (bare_frames below), instead of attaching, reading s.timing and checking the
+// interval at every frame change: libomp reports three switches and an end for each untied task
+// it runs at once (BOTS fib-final makes millions). The hook may when the thread is attached since
+// the last fork and, untimed, has no interval left open (a job alone: nearly always; one left
+// open is closed on the full path). Untimed, nothing else moves. Timed, the busy interval follows
+// once at the hook's end (bare_hook_done), from the state at its start: where a hook's changes
+// flip busy and back (a leftover part dropped down to a wait, then a task pushed), the interval
+// stays open instead of closing and reopening at the same moment (one event fewer: an activity
+// sign). Only the controller turns timing on or off, so it is read once; a change meanwhile is
+// seen from the next hook on (accuracy, as a frame change's own read of s.timing).
+struct BareHook {
+    bool may = false;       // bare_frames() may move the stack
+    bool timed = false;     // s.timing at the hook's start
+    bool was_busy = false;  // timed: is_busy() at the hook's start
+};
+APSHIM_HOT inline BareHook bare_hook(const State& s, const ThreadState& t) noexcept {
+    BareHook h;
+    if (!t.counters || t.generation != s.fork_generation.load(std::memory_order_relaxed)) return h;
+    h.timed = s.timing.load(std::memory_order_relaxed);
+    if (!h.timed && t.counters->busy_since.load(std::memory_order_relaxed) != 0) [[unlikely]] return h;
+    h.may = true;
+    h.was_busy = h.timed && is_busy(t);
+    return h;
 }
 
-// A per-task hook's frame change on the stack alone, where frames_only() held: drop_parts_not_of()
+// After bare_frames() moved the stack: timed, the interval follows; `mark`, a progress mark too
+// (note_progress: a task ended, a taskwait entered).
+APSHIM_HOT inline void bare_hook_done(ThreadState& t, const BareHook& h, bool mark) noexcept {
+    if (!h.timed) return;
+    account(t, true, h.was_busy);
+    if (mark) count_mark(t.counters);
+}
+
+// A per-task hook's frame change on the stack alone, where bare_hook() allows: drop_parts_not_of()
 // below for `current`, then `change`. The same frames as the full path; false, changing nothing,
 // where the depth would reach 0 (an external thread's outer interval moves there) or pass
 // kTracked: the full path then.

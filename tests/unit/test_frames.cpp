@@ -1,87 +1,121 @@
-// libomp's per-task callbacks move a thread's frame stack alone while untimed
-// (adapters/omp/thread_state.hpp: frames_only, bare_frames). For any stack, any current task and
-// any change, that gives the same frames as the full path (drop_parts_not_of, then push_frame or
-// pop_frame), or declines and leaves the stack as it was: where the depth would reach 0 (an
-// external thread's outer interval moves there) or pass the tracked frames.
+// libomp's per-task callbacks look at the thread once and then move its frame stack alone
+// (adapters/omp/thread_state.hpp: bare_hook, bare_frames, bare_hook_done). Two threads take the
+// same random walk of frame changes, one the full way (drop_parts_not_of, then push_frame or
+// pop_frame, as ompt_hooks.cpp's slow paths do) and one the way the callbacks do (bare where they
+// may, else the full way): their frames are the same at every step, and so is whether a busy
+// interval and an external thread's outer interval are open, untimed and timed. Where
+// bare_frames() declines (the depth would reach 0, or pass the tracked frames) it changes nothing.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <random>
 
 #include "adapters/omp/thread_state.hpp"
 
-using apshim::omp_adapter::FrameChange;
-using apshim::omp_adapter::State;
-using apshim::omp_adapter::ThreadState;
+namespace omp = apshim::omp_adapter;
+using omp::FrameChange;
+using omp::ThreadState;
 
 namespace {
 
-State g_state;  // large (1024 slots): not on the stack
+omp::State g_state;  // large (1024 slots): not on the stack
 
 bool same_frames(const ThreadState& a, const ThreadState& b) {
     if (a.depth != b.depth) return false;
     for (int i = 0; i < a.depth && i < ThreadState::kTracked; ++i) {
-        if (a.tags[i] != b.tags[i] || apshim::omp_adapter::frame_is_wait(a, i) != apshim::omp_adapter::frame_is_wait(b, i))
-            return false;
+        if (a.tags[i] != b.tags[i] || omp::frame_is_wait(a, i) != omp::frame_is_wait(b, i)) return false;
         if (((a.task_bits[i / 64] ^ b.task_bits[i / 64]) >> (i % 64)) & 1u) return false;
     }
     return true;
 }
 
-// The full path's change, as ompt_hooks.cpp makes it.
+bool busy_open(const ThreadState& t) { return t.counters->busy_since.load() != 0; }
+bool outer_open(const ThreadState& t) { return t.counters->outer_since.load() != 0; }
+
 void full_change(ThreadState& t, const void* current, FrameChange change, const void* tag) {
-    apshim::omp_adapter::drop_parts_not_of(g_state, t, current);
+    omp::drop_parts_not_of(g_state, t, current);
     switch (change) {
     case FrameChange::none: break;
-    case FrameChange::push_task: apshim::omp_adapter::push_frame(g_state, t, false, tag, true); break;
-    case FrameChange::push_wait: apshim::omp_adapter::push_frame(g_state, t, true); break;
-    case FrameChange::pop: apshim::omp_adapter::pop_frame(g_state, t); break;
+    case FrameChange::push_task: omp::push_frame(g_state, t, false, tag, true); break;
+    case FrameChange::push_wait: omp::push_frame(g_state, t, true); break;
+    case FrameChange::pop: omp::pop_frame(g_state, t); break;
     }
 }
 
-void run_walk(bool external, unsigned seed) {
+// As ompt_hooks.cpp's callbacks: bare where they may, else the full way. True when bare.
+bool hook_change(ThreadState& t, const void* current, FrameChange change, const void* tag) {
+    omp::BareHook h = omp::bare_hook(g_state, t);
+    if (h.may) {
+        ThreadState before = t;
+        if (omp::bare_frames(t, current, change, tag)) {
+            // Depth 0 left or reached moves an external thread's outer interval: never bare.
+            REQUIRE((before.depth == 0) == (t.depth == 0));
+            omp::bare_hook_done(t, h, false);
+            return true;
+        }
+        REQUIRE(same_frames(t, before));  // declined: nothing changed
+    }
+    full_change(t, current, change, tag);
+    return false;
+}
+
+enum class Timing { off, on, toggled };
+
+void run_walk(Timing timing, bool external, unsigned seed) {
     static int task_data[4];
     const void* tasks[4] = {&task_data[0], &task_data[1], &task_data[2], &task_data[3]};
     std::mt19937 rng(seed);
-    ThreadState t;
-    apshim::omp_adapter::attach(g_state, t);
-    REQUIRE(t.counters != nullptr);
-    t.external = external;
-    int bare_done = 0, declined = 0;
+    g_state.timing.store(timing == Timing::on);
+    ThreadState full, hooked;
+    omp::attach(g_state, full);
+    omp::attach(g_state, hooked);
+    REQUIRE((full.counters && hooked.counters && full.counters != hooked.counters));
+    full.external = hooked.external = external;
+    int bare = 0, declined = 0;
     for (int step = 0; step < 20000; ++step) {
-        REQUIRE(apshim::omp_adapter::frames_only(g_state, t));
-        // Now and then a deep stack (task recursion past the tracked frames), or back to none.
+        if (timing == Timing::toggled && step % 97 == 0) g_state.timing.store(!g_state.timing.load());
+        // Now and then a deep stack (task recursion past the tracked frames).
         if (step % 2000 == 1000) {
-            for (int i = 0; i < ThreadState::kTracked + 3; ++i) full_change(t, t.depth ? t.tags[std::min(t.depth, ThreadState::kTracked) - 1] : nullptr, FrameChange::push_task, tasks[i % 4]);
+            for (int i = 0; i < ThreadState::kTracked + 3; ++i) {
+                const void* top = full.depth ? full.tags[std::min(full.depth, ThreadState::kTracked) - 1] : nullptr;
+                full_change(full, top, FrameChange::push_task, tasks[i % 4]);
+                full_change(hooked, top, FrameChange::push_task, tasks[i % 4]);
+            }
         }
         const void* current = tasks[rng() % 4];
-        if (t.depth > 0 && t.depth <= ThreadState::kTracked && rng() % 2)
-            current = t.tags[t.depth - 1] ? t.tags[t.depth - 1] : current;  // usually the task on top
+        if (full.depth > 0 && full.depth <= ThreadState::kTracked && rng() % 2 && full.tags[full.depth - 1])
+            current = full.tags[full.depth - 1];  // usually the task on top
         unsigned pick = rng() % 20;
-        FrameChange change = pick < 8 ? FrameChange::push_task : pick < 11 ? FrameChange::push_wait
-                           : pick < 18 ? FrameChange::pop : FrameChange::none;
+        FrameChange change = pick < 8    ? FrameChange::push_task
+                             : pick < 11 ? FrameChange::push_wait
+                             : pick < 18 ? FrameChange::pop
+                                         : FrameChange::none;
         const void* tag = change == FrameChange::push_task ? tasks[rng() % 4] : nullptr;
-        ThreadState before = t, bare = t;
-        bool done = apshim::omp_adapter::bare_frames(bare, current, change, tag);
-        full_change(t, current, change, tag);
-        if (done) {
-            ++bare_done;
-            INFO("step " << step << " depth " << before.depth << " -> " << t.depth);
-            REQUIRE(same_frames(bare, t));
-            // Depth 0 left or reached moves an external thread's outer interval: never bare.
-            REQUIRE((before.depth == 0) == (bare.depth == 0));
-        } else {
-            ++declined;
-            REQUIRE(same_frames(bare, before));
-        }
+        full_change(full, current, change, tag);
+        (hook_change(hooked, current, change, tag) ? bare : declined)++;
+        INFO("step " << step << " depth " << full.depth);
+        REQUIRE(same_frames(hooked, full));
+        if (timing != Timing::toggled) REQUIRE(busy_open(hooked) == busy_open(full));
+        // Timing that comes on while the thread is busy opens no interval until a change flips it
+        // idle and back: within one callback the full path sees that, the bare one does not (one
+        // interval fewer, accuracy). Never the other way: an interval left open when timing went
+        // off is closed by both at their next frame change.
+        REQUIRE((!busy_open(hooked) || busy_open(full)));
+        if (timing == Timing::on) REQUIRE(busy_open(full) == omp::is_busy(full));
+        if (external) REQUIRE(outer_open(hooked) == outer_open(full));
     }
     // Both ways were taken many times, so the comparison is not empty.
-    CHECK(bare_done > 10000);
+    CHECK(bare > 10000);
     CHECK(declined > 100);
+    g_state.timing.store(false);
 }
 
 }  // namespace
 
-TEST_CASE("untimed, the bare frame change equals the full path's, or declines and changes nothing", "[frames]") {
-    run_walk(/*external=*/false, 1);
-    run_walk(/*external=*/true, 2);
+TEST_CASE("a callback's bare frame change equals the full path's, untimed and timed", "[frames]") {
+    run_walk(Timing::off, /*external=*/false, 1);
+    run_walk(Timing::off, /*external=*/true, 2);
+    run_walk(Timing::on, /*external=*/false, 3);
+    run_walk(Timing::on, /*external=*/true, 4);
+    run_walk(Timing::toggled, /*external=*/true, 5);
 }
