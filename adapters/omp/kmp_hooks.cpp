@@ -474,14 +474,13 @@ extern "C" __attribute__((visibility("default"))) KmpTask* __kmpc_omp_task_alloc
     return task;
 }
 
-extern "C" __attribute__((visibility("default"))) kmp_int32 __kmpc_omp_task(ident_t* loc, kmp_int32 gtid,
-                                                                          KmpTask* task) {
-    const void* site = APSHIM_CALLER;
-    auto real_fn = apshim::must_exist(next_task.for_caller(site), "__kmpc_omp_task");
-    // begin/complete_if0 come from the first copy called: not with two (hooks_on).
-    bool inlinable = task != nullptr && task == t_inlinable && hooks_on();
-    t_inlinable = nullptr;
-    if (inlinable && g_kmp_state.tasks_at_once.load(std::memory_order_relaxed) && in_explicit_task(kmp_thread_state())) {
+namespace {
+// The task runs at once if it may (tasks_at_once, made inside an explicit task, one copy of
+// libomp: begin/complete_if0 come from the first copy called), else is queued. Out of line, so
+// that a task queued as made (every task while the job has two CPUs or more) is a tail call.
+__attribute__((noinline)) kmp_int32 run_at_once_or_queue(ident_t* loc, kmp_int32 gtid, KmpTask* task,
+                                                         TaskQueue real_fn) {
+    if (hooks_on() && in_explicit_task(kmp_thread_state())) {
         TaskIf0 begin = real_begin_if0.get(), complete = real_complete_if0.get();
         if (begin && complete) {
             begin(loc, gtid, task);
@@ -490,6 +489,17 @@ extern "C" __attribute__((visibility("default"))) kmp_int32 __kmpc_omp_task(iden
             return 0;  // TASK_CURRENT_NOT_QUEUED: the encountering task was not suspended
         }
     }
+    return real_fn(loc, gtid, task);
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) kmp_int32 __kmpc_omp_task(ident_t* loc, kmp_int32 gtid,
+                                                                          KmpTask* task) {
+    auto real_fn = apshim::must_exist(next_task.for_caller(APSHIM_CALLER), "__kmpc_omp_task");
+    bool inlinable = task != nullptr && task == t_inlinable;
+    t_inlinable = nullptr;
+    if (inlinable && g_kmp_state.tasks_at_once.load(std::memory_order_relaxed)) [[unlikely]]
+        return run_at_once_or_queue(loc, gtid, task, real_fn);
     return real_fn(loc, gtid, task);
 }
 
