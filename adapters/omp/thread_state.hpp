@@ -172,9 +172,9 @@ APSHIM_HOT inline void pop_frames_above(State& s, ThreadState& t, int depth) noe
 // libomp's per-task callbacks (ompt_hooks.cpp) look at the thread once and then move the frame
 // stack alone (bare_frames below), instead of attaching, reading s.timing and checking the
 // interval at every frame change: libomp reports three switches and an end for each untied task
-// it runs at once (BOTS fib-final makes millions). The hook may when the thread is attached since
-// the last fork and, untimed, has no interval left open (a job alone: nearly always; one left
-// open is closed on the full path). Untimed, nothing else moves. Timed, the busy interval follows
+// it runs at once (BOTS fib-final makes millions). A hook goes this way when the thread is attached
+// since the last fork and, untimed, has no interval left open (a job alone: nearly always; one
+// left open is closed on the full path). Untimed, nothing else moves. Timed, the busy interval follows
 // once at the hook's end (bare_hook_done), from the state at its start: where a hook's changes
 // flip busy and back (a leftover part dropped down to a wait, then a task pushed), the interval
 // stays open instead of closing and reopening at the same moment (one event fewer: an activity
