@@ -12,7 +12,8 @@
 //                     0.4 s into 26 s and health into a run unfinished after 300 s at allotment
 //                     1); confinement (shim/confine.hpp) enforces the allotment on task code.
 // The per-task ones look at the thread once and move the frame stack alone (thread_state.hpp:
-// bare_hook, bare_frames). No locks, no allocation, no logging here: the controller reports what went wrong.
+// bare_hook, bare_frames). No locks, no allocation, no logging here: the controller reports what
+// went wrong.
 #include <algorithm>
 #include <cstdlib>
 #include <utility>
@@ -152,28 +153,8 @@ void on_sync_region_wait(int kind, int endpoint, ompt::Data*, ompt::Data* task, 
     sync_region_wait(s, t, kind, endpoint, task, codeptr);
 }
 
-__attribute__((noinline)) void task_schedule(State& s, ThreadState& t, ompt::Data* prior, int prior_status,
-                                             ompt::Data* next) noexcept {
-    drop_parts_not_of(s, t, prior);  // `prior` is the task this thread was in
-    switch (prior_status) {
-    case ompt::task_complete:
-        note_progress(s, t);  // made and done: each thread's progress is marked
-        [[fallthrough]];
-    case ompt::task_cancel:
-    case ompt::task_detach:
-    case ompt::taskwait_complete:
-        pop_frame(s, t);  // the prior task's body is over; `next` resumes where it was
-        break;
-    case ompt::task_switch:
-    case ompt::task_yield:
-        if (next) push_frame(s, t, /*wait=*/false, next, /*task=*/true);
-        break;
-    default:  // early/late fulfill of a detached task: no body starts or ends here
-        break;
-    }
-}
-
-// The frame change task_schedule() makes, for bare_frames().
+// The frame change a task_schedule event makes: a body ends (`prior`'s) or begins (`next`'s,
+// pushed over whatever it runs inside); an early/late fulfill of a detached task changes none.
 FrameChange change_at(int prior_status, const ompt::Data* next) noexcept {
     switch (prior_status) {
     case ompt::task_complete:
@@ -188,6 +169,14 @@ FrameChange change_at(int prior_status, const ompt::Data* next) noexcept {
         return FrameChange::none;
     }
 }
+
+__attribute__((noinline)) void task_schedule(State& s, ThreadState& t, ompt::Data* prior, int prior_status,
+                                             ompt::Data* next) noexcept {
+    // Made and done: each thread's progress is marked. `prior` is the task this thread was in.
+    if (prior_status == ompt::task_complete) note_progress(s, t);
+    change_frames(s, t, prior, change_at(prior_status, next), next);
+}
+
 
 void on_task_schedule(ompt::Data* prior, int prior_status, ompt::Data* next) {
     State& s = g_kmp_state;

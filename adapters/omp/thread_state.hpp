@@ -47,6 +47,10 @@ inline bool in_explicit_task(const ThreadState& t) noexcept {
 
 // The thread's slot, claimed on first use and again after fork() (the child forgets all slots)
 // or after the thread's exit handler gave it back (a hook running late in the thread's exit).
+APSHIM_HOT inline bool attached(const State& s, const ThreadState& t) noexcept {
+    return t.counters && t.generation == s.fork_generation.load(std::memory_order_relaxed);
+}
+
 APSHIM_HOT inline void attach(State& s, ThreadState& t) noexcept {
     std::uint32_t gen = s.fork_generation.load(std::memory_order_relaxed);
     if (t.counters && t.generation == gen) return;
@@ -172,14 +176,14 @@ APSHIM_HOT inline void pop_frames_above(State& s, ThreadState& t, int depth) noe
 // libomp's per-task callbacks (ompt_hooks.cpp) look at the thread once and then move the frame
 // stack alone (bare_frames below), instead of attaching, reading s.timing and checking the
 // interval at every frame change: libomp reports three switches and an end for each untied task
-// it runs at once (BOTS fib-final makes millions). A hook goes this way when the thread is attached
-// since the last fork and, untimed, has no interval left open (a job alone: nearly always; one
-// left open is closed on the full path). Untimed, nothing else moves. Timed, the busy interval follows
-// once at the hook's end (bare_hook_done), from the state at its start: where a hook's changes
-// flip busy and back (a leftover part dropped down to a wait, then a task pushed), the interval
-// stays open instead of closing and reopening at the same moment (one event fewer: an activity
-// sign). Only the controller turns timing on or off, so it is read once; a change meanwhile is
-// seen from the next hook on (accuracy, as a frame change's own read of s.timing).
+// it runs at once (BOTS fib-final makes millions). A hook goes this way when the thread is
+// attached since the last fork and, untimed, has no interval left open (a job alone: nearly
+// always; one left open is closed on the full path). Untimed, nothing else moves. Timed, the busy
+// interval follows once at the hook's end (bare_hook_done), from the state at its start: where a
+// hook's changes flip busy and back (a leftover part dropped down to a wait, then a task pushed),
+// the interval stays open instead of closing and reopening at the same moment (one event fewer:
+// an activity sign). Only the controller turns timing on or off, so it is read once; a change
+// meanwhile is seen from the next hook on (accuracy, as a frame change's own read of s.timing).
 struct BareHook {
     bool may = false;       // bare_frames() may move the stack
     bool timed = false;     // s.timing at the hook's start
@@ -187,7 +191,7 @@ struct BareHook {
 };
 APSHIM_HOT inline BareHook bare_hook(const State& s, const ThreadState& t) noexcept {
     BareHook h;
-    if (!t.counters || t.generation != s.fork_generation.load(std::memory_order_relaxed)) return h;
+    if (!attached(s, t)) return h;
     h.timed = s.timing.load(std::memory_order_relaxed);
     if (!h.timed && t.counters->busy_since.load(std::memory_order_relaxed) != 0) [[unlikely]] return h;
     h.may = true;
@@ -252,6 +256,19 @@ APSHIM_HOT inline void drop_parts_not_of(State& s, ThreadState& t, const void* c
     }
 }
 
+// bare_frames()'s change the full way: the frames, the intervals and the outer interval follow at
+// each step (the callbacks' slow path, and what the bare one must equal: tests/unit/test_frames.cpp).
+APSHIM_HOT inline void change_frames(State& s, ThreadState& t, const void* current, FrameChange change,
+                                     const void* tag = nullptr) noexcept {
+    drop_parts_not_of(s, t, current);
+    switch (change) {
+    case FrameChange::none: break;
+    case FrameChange::push_task: push_frame(s, t, /*wait=*/false, tag, /*task=*/true); break;
+    case FrameChange::push_wait: push_frame(s, t, /*wait=*/true); break;
+    case FrameChange::pop: pop_frame(s, t); break;
+    }
+}
+
 // The calling thread forks outermost regions: it came from outside the runtime (busy.hpp).
 inline void mark_external(State& s, ThreadState& t) noexcept {
     attach(s, t);
@@ -293,8 +310,7 @@ APSHIM_HOT inline bool plain_nested_wait(const State& s, const ThreadState& t) n
 // The thread, attached since the last fork, already told its teammates that it makes tasks in
 // this region (made_task below has nothing to do).
 APSHIM_HOT inline bool made_task_noted(const State& s, const ThreadState& t) noexcept {
-    return t.counters && t.generation == s.fork_generation.load(std::memory_order_relaxed) &&
-           t.counters->made_tasks.load(std::memory_order_relaxed) != 0;
+    return attached(s, t) && t.counters->made_tasks.load(std::memory_order_relaxed) != 0;
 }
 
 // The thread creates a task (once per region reaches other threads: a relaxed load otherwise).

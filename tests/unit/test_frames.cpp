@@ -1,7 +1,7 @@
 // libomp's per-task callbacks look at the thread once and then move its frame stack alone
 // (adapters/omp/thread_state.hpp: bare_hook, bare_frames, bare_hook_done). Two threads take the
-// same random walk of frame changes, one the full way (drop_parts_not_of, then push_frame or
-// pop_frame, as ompt_hooks.cpp's slow paths do) and one the way the callbacks do (bare where they
+// same random walk of frame changes, one the full way (change_frames: drop_parts_not_of, then
+// push_frame or pop_frame, as ompt_hooks.cpp's slow paths do) and one the way the callbacks do (bare where they
 // may, else the full way): their frames are the same at every step, and so is whether a busy
 // interval and an external thread's outer interval are open, untimed and timed. Where
 // bare_frames() declines (the depth would reach 0, or pass the tracked frames) it changes nothing.
@@ -32,16 +32,6 @@ bool same_frames(const ThreadState& a, const ThreadState& b) {
 bool busy_open(const ThreadState& t) { return t.counters->busy_since.load() != 0; }
 bool outer_open(const ThreadState& t) { return t.counters->outer_since.load() != 0; }
 
-void full_change(ThreadState& t, const void* current, FrameChange change, const void* tag) {
-    omp::drop_parts_not_of(g_state, t, current);
-    switch (change) {
-    case FrameChange::none: break;
-    case FrameChange::push_task: omp::push_frame(g_state, t, false, tag, true); break;
-    case FrameChange::push_wait: omp::push_frame(g_state, t, true); break;
-    case FrameChange::pop: omp::pop_frame(g_state, t); break;
-    }
-}
-
 // As ompt_hooks.cpp's callbacks: bare where they may, else the full way. True when bare.
 bool hook_change(ThreadState& t, const void* current, FrameChange change, const void* tag) {
     omp::BareHook h = omp::bare_hook(g_state, t);
@@ -55,7 +45,7 @@ bool hook_change(ThreadState& t, const void* current, FrameChange change, const 
         }
         REQUIRE(same_frames(t, before));  // declined: nothing changed
     }
-    full_change(t, current, change, tag);
+    omp::change_frames(g_state, t, current, change, tag);
     return false;
 }
 
@@ -78,8 +68,8 @@ void run_walk(Timing timing, bool external, unsigned seed) {
         if (step % 2000 == 1000) {
             for (int i = 0; i < ThreadState::kTracked + 3; ++i) {
                 const void* top = full.depth ? full.tags[std::min(full.depth, ThreadState::kTracked) - 1] : nullptr;
-                full_change(full, top, FrameChange::push_task, tasks[i % 4]);
-                full_change(hooked, top, FrameChange::push_task, tasks[i % 4]);
+                omp::change_frames(g_state, full, top, FrameChange::push_task, tasks[i % 4]);
+                omp::change_frames(g_state, hooked, top, FrameChange::push_task, tasks[i % 4]);
             }
         }
         const void* current = tasks[rng() % 4];
@@ -91,7 +81,7 @@ void run_walk(Timing timing, bool external, unsigned seed) {
                              : pick < 18 ? FrameChange::pop
                                          : FrameChange::none;
         const void* tag = change == FrameChange::push_task ? tasks[rng() % 4] : nullptr;
-        full_change(full, current, change, tag);
+        omp::change_frames(g_state, full, current, change, tag);
         (hook_change(hooked, current, change, tag) ? bare : declined)++;
         INFO("step " << step << " depth " << full.depth);
         REQUIRE(same_frames(hooked, full));
