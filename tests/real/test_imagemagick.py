@@ -3,11 +3,11 @@ on a 400x8200 deterministic image (inputs.write_ppm); the output file must hash 
 native run's; alone, throttled to allotment 1 by a co-runner, and at APSHIM_P=8 (realprog.py).
 
 Another shape than GraphicsMagick's blur: each of MagickCore's loops asks for its own team size
-(`num_threads(magick_number_threads(...))`, from the rows and the thread resource limit that
-MagickCore reads from omp_get_max_threads() once), so the teams are explicit requests, not the
-default size. Its rule gives this median two threads only for tall images, hence 8200 rows
-(4200 rows ran on one thread; 62nd session). The binary is called by its package path, not as
-`convert`, which may be another program's name on the PATH."""
+with `num_threads(...)` by a rule of its own, so the teams are explicit requests, not the default
+size. Which images get two threads was measured, not derived: -median 3 ran on one thread at
+800x4200, 1000x4200 and 600x5000, on two at 400x8200 (62nd session), hence the tall image. The
+binary is called by its package path, not as `convert`, which may be another program's name on
+the PATH."""
 from realprog import RealProgram, build_dir, file_sha256, require
 import inputs
 
