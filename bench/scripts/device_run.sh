@@ -18,6 +18,11 @@
 #   pairs:sklearn     two scikit-learn fits (this machine's Python) side by side
 #   pairs:sklearn-dyn the same, static against apshim and apshim with OMP_DYNAMIC=true
 #                     (PAIRS_SHIM_ENV=VAR=VALUE: one more variable for the shim, APSHIM_WIDTH_CHECK=0 say)
+# A throttle step may end in +VAR=VALUE, one more variable for the shim (throttle:issue+APSHIM_CONFINE_CHECK=0:
+# the same runs without the confinement check's unconfined windows); its results and traces carry
+# the suffix in their names. THROTTLE_REPS (default 1) runs each case that many times each way.
+# Throttle steps keep every shim run's trace (traces-NAME/CASE.REP.PID.csv: the unconfined phases
+# cycle by cycle).
 # Steps run in order while BUDGET_S lasts (one that would start with under 40 s left is skipped,
 # said in the log); each is bounded by what is left. Results: $OUT/results.tar.gz (refreshed after
 # each step, so a run cut short still brings back what finished) and $OUT/log.txt with the
@@ -63,12 +68,15 @@ CPUS=$(nproc)
 } >> "$LOG" 2>&1
 RES=$DEV/results
 mkdir -p "$RES"
-THROTTLE="--P $CPUS --corunner $CPUS --corunners $((CPUS - 1)) --reps 1"
+THROTTLE="--P $CPUS --corunner $CPUS --corunners $((CPUS - 1)) --reps ${THROTTLE_REPS:-1}"
 
 # compare.py at allotment 1 (THROTTLE) on a manifest: DIR MANIFEST NAME TIMEOUT_S TITLE SECONDS_LEFT
+# (SHIM_ENV, set by step: one more VAR=VALUE for the shim, or empty)
 throttle() {
+  local name=$3${SHIM_ENV:+-${SHIM_ENV//[^A-Za-z0-9_]/_}}
   timeout "$6" python3 tests/peer/compare.py .dev/build "$1" --manifest "$2" --timeout "$4" $THROTTLE \
-    --results "$RES/throttle-$3.md" --title "$5 at allotment 1 of $CPUS"
+    ${SHIM_ENV:+--shim-env "$SHIM_ENV"} --keep-traces "$RES/traces-$name" \
+    --results "$RES/throttle-$name.md" --title "$5 at allotment 1 of $CPUS${SHIM_ENV:+, $SHIM_ENV}"
 }
 
 # A manifest line: gm's three blurs of IN/in.ppm, output compared with the native run's (KEY).
@@ -86,7 +94,9 @@ sklearn_pair() {
 }
 
 step() {  # STEP SECONDS_LEFT
-  local s=$1 left=$2 peer=$R/.dev/peer
+  local s=${1%%+*} left=$2 peer=$R/.dev/peer
+  SHIM_ENV=
+  [[ $1 == *+* ]] && SHIM_ENV=${1#*+}
   case $s in
     throttle:real)
       local in=$DEV/real m=$DEV/real.manifest

@@ -6,7 +6,7 @@ must be equal. Third-party code is never part of this repository: build the suit
     tests/peer/compare.py BUILD_DIR TEST_DIR [--glob 'test_*'] [--manifest FILE]
                           [--timeout 300] [--reps 1] [--P N] [--corunner DESIRE [--corunners K]]
                           [--shim-env VAR=VALUE ...] [--results FILE.md] [--title TEXT]
-                          [--only PATTERN] [--logs DIR] [--no-trace]
+                          [--only PATTERN] [--logs DIR] [--no-trace] [--keep-traces DIR]
 
 Cases: every executable under TEST_DIR whose name matches --glob, run without arguments; or,
 with --manifest, one case per line `NAME [VAR=VALUE ...] PROGRAM [ARG ...]` (shell quoting,
@@ -16,7 +16,8 @@ Each case runs --reps times natively and --reps times under the shim (alternatin
 run with a private table (APSHIM_GAT in a fresh temporary folder) and a trace
 (APSHIM_TRACE, one CSV per process) that shows the shim was attached: controller cycles, the
 allotments it applied, the busy fraction it measured, and how long the confinement check ran the
-job unconfined, by phase (start, probe, confirm, handover). --P sets APSHIM_P (the table's processor
+job unconfined, by phase (start, probe, confirm, handover); --keep-traces DIR keeps each CSV
+there as CASE.REP.PID.csv, to read a run's phases cycle by cycle. --P sets APSHIM_P (the table's processor
 count; above the core count libtbb is shown that many CPUs, so it creates that many threads).
 --corunner D starts build/tests/programs/gat_job D in the same table for the duration of each
 shim run, a stand-in job that desires D processors and uses no CPU, so the test's allotment is
@@ -162,6 +163,7 @@ def main():
     ap.add_argument("--results", default=None)
     ap.add_argument("--title", default=None)
     ap.add_argument("--logs", default=None, help="folder for the stderr of every run that did not pass")
+    ap.add_argument("--keep-traces", default=None, metavar="DIR", help="keep every shim run's trace CSVs there")
     args = ap.parse_args()
     args.test_dir = os.path.abspath(args.test_dir)
     build = os.path.abspath(args.build)
@@ -217,6 +219,11 @@ def main():
             ts += dt
             cs.append(cpus)
             traces.append(trace_summary(tmp))
+            if args.keep_traces:
+                os.makedirs(args.keep_traces, exist_ok=True)
+                for path in glob.glob(os.path.join(tmp, "trace.*")):
+                    pid = path.rsplit(".", 1)[1]
+                    shutil.copy(path, os.path.join(args.keep_traces, re.sub(r"[^A-Za-z0-9_.-]", "_", f"{name}.{rep}.{pid}.csv")))
             for line in err.splitlines():
                 if line.startswith("apshim["):
                     notes.setdefault(name, set()).add(re.sub(r"^apshim\[\d+\]", "apshim", line)[:200])
