@@ -178,13 +178,16 @@ def main():
         cases = [c for c in cases if fnmatch.fnmatch(c[0], args.only)]
     base = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_") and k != "LD_PRELOAD"}
     rows, differ, flaky, notes = [], [], [], {}
-    if args.logs:
-        os.makedirs(args.logs, exist_ok=True)
+    for folder in (args.logs, args.keep_traces):
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+
+    def file_name(text):  # a case's name and run as a file name in --logs or --keep-traces
+        return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
 
     def keep(name, side, rep, out, err):
         if args.logs and out != "pass":
-            fn = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{name}.{side}.{rep}.err")
-            with open(os.path.join(args.logs, fn), "w") as f:
+            with open(os.path.join(args.logs, file_name(f"{name}.{side}.{rep}.err")), "w") as f:
                 f.write(f"{out}\n{err}")
     for i, (name, cenv, argv) in enumerate(cases):
         native, shim, tn, ts, traces, cn, cs = [], [], 0.0, 0.0, [], [], []
@@ -220,10 +223,9 @@ def main():
             cs.append(cpus)
             traces.append(trace_summary(tmp))
             if args.keep_traces:
-                os.makedirs(args.keep_traces, exist_ok=True)
                 for path in glob.glob(os.path.join(tmp, "trace.*")):
                     pid = path.rsplit(".", 1)[1]
-                    shutil.copy(path, os.path.join(args.keep_traces, re.sub(r"[^A-Za-z0-9_.-]", "_", f"{name}.{rep}.{pid}.csv")))
+                    shutil.copy(path, os.path.join(args.keep_traces, file_name(f"{name}.{rep}.{pid}.csv")))
             for line in err.splitlines():
                 if line.startswith("apshim["):
                     notes.setdefault(name, set()).add(re.sub(r"^apshim\[\d+\]", "apshim", line)[:200])
