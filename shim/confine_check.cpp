@@ -82,7 +82,8 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         bool sparse = stretch > 0 && construct_.marks * kSparseMarkCpuNs < construct_.cpu_ns &&
                       (construct_.marks > 0 ? stretch >= kSparseStartNs || surplus >= kSparseStartNs
                                             : surplus >= kQuietStartSurplusNs);
-        if (now - since_ < kStartNs && !sparse) return false;
+        bool spent = bounded_ && beyond(probe_.cpu_ns, 1, now - since_) >= kStartNs;
+        if (now - since_ < kStartNs && !sparse && !spent) return false;
         start_confined(now);
         start_pending_ = true;
         return true;
@@ -135,6 +136,8 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         // A stalled job's probe: kStalledNs without a mark before it began (last_mark_ stays as
         // the window left it).
         bool after_stall = since_ - last_mark_ >= kStalledNs;
+        if (bounded_ && beyond(probe_.cpu_ns, cpus_, now - since_) >= (after_stall ? kMaxProbeNs : kProbeNs))
+            return decide(now, /*after_probe=*/true);
         if (now - since_ < kProbeNs) {
             // One that reads far from hand-over bound, on marks and CPU enough, ends once it has
             // cost a probe on two CPUs (confine_check.hpp: the same at any width).
@@ -155,8 +158,15 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         pool.cpu_ns += cpu_ns;
         pool.wall_ns += now - since_;
         if (marks > confirm_top_[kind].marks) confirm_top_[kind] = Progress{marks, cpu_ns, now - since_};
+        if (kind == 1) confirm_beyond_ += beyond(cpu_ns, cpus_, now - since_);
         since_ = now;
         if (++confirm_cycle_ == kConfirmCycles) return decide_confirmed(now);
+        if (bounded_ && confirm_cycle_ >= kMinBoundedConfirmCycles && !confirm_unconfined(confirm_cycle_)) {
+            // Each kind has had as many cycles: the unconfined ones' surplus against what
+            // kConfirmCycles / 2 of them use at allotment 1 of 2 CPUs (their mean length each).
+            std::uint64_t mean = confirm_[1].wall_ns / static_cast<std::uint64_t>(confirm_cycle_ / 2);
+            if (confirm_beyond_ >= static_cast<std::uint64_t>(kConfirmCycles / 2) * mean) return decide_confirmed(now);
+        }
         return !confirm_unconfined(confirm_cycle_);
     }
     case Phase::hold:
@@ -200,6 +210,7 @@ bool ConfineCheck::decide(std::uint64_t now, bool after_probe) noexcept {
         since_ = now;
         confirm_cycle_ = 0;
         confirm_[0] = confirm_[1] = confirm_top_[0] = confirm_top_[1] = Progress{};
+        confirm_beyond_ = 0;
         return true;
     }
     // Only a probe that found nothing puts off the next one.

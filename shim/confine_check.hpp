@@ -147,6 +147,21 @@ public:
     // A job that kept less than this share of its confined CPUs busy is not short of CPU there,
     // whatever the ratio (tasks that sleep: the marks per CPU-second of a nearly idle job are noise).
     static constexpr double kMinBusyShare = 0.5;
+    // APSHIM_CHECK_BOUND (off by default until measured on a wide machine): every unconfined
+    // window ends once it has used, beyond the job's own CPUs, what it uses at allotment 1 of 2
+    // CPUs, so that it costs the co-runners the same CPU time at any width (on 16 CPUs each ms of
+    // a window takes up to 15 CPU-ms of theirs: GraphicsMagick's blur with 16 threads ran 115-235
+    // ms unconfined, docs/enforcement.md). The start ends at kStartNs beyond one CPU (whatever its
+    // marks), a probe at kProbeNs beyond its CPUs (kMaxProbeNs after a stall), and a
+    // confirmation once its unconfined cycles have used kConfirmCycles / 2 of their own mean
+    // length beyond its CPUs, after kMinBoundedConfirmCycles (each pool, less its top cycle,
+    // keeps one). On 2 CPUs nothing changes: the surplus there never exceeds the wall time. The
+    // trade on wide machines: a hand-over-bound program that ends within the start's 100 ms is
+    // confined before it is compared (on 16 CPUs the start lasts about 7 ms), a sweep stalled by
+    // confinement gets 4 ms instead of 60 ms to finish unconfined, and a burst shorter than a
+    // cycle that falls on a bounded confirmation's one cycle of a kind is left out no longer.
+    static constexpr int kMinBoundedConfirmCycles = 4;
+    void set_bounded(bool bounded) noexcept { bounded_ = bounded; }
 
     // One controller cycle: `marks` and `cpu_ns` are what the job did in the cycle just ended (its
     // progress marks, the process's CPU time), `cpus` the CPUs it was confined to then (0: none);
@@ -217,6 +232,7 @@ private:
     int cpus_ = 0;                         // the most CPUs the job was confined to in that window
     Progress confirm_[2];                  // the confirmation's confined and unconfined cycles, pooled
     Progress confirm_top_[2];              // of each kind, the cycle with the most marks
+    std::uint64_t confirm_beyond_ = 0;     // what its unconfined cycles used beyond cpus_ (bounded_)
     int confirm_cycle_ = 0;                // the confirmation's cycle now
     double last_ratio_ = 0;
     bool held_before_ = false;
@@ -235,6 +251,7 @@ private:
     bool start_pending_ = false;  // probe_ holds the start's window, not yet compared
     bool first_hold_now_ = false;
     bool probe_ended_ = false;
+    bool bounded_ = false;  // APSHIM_CHECK_BOUND (above)
 };
 
 }  // namespace apshim

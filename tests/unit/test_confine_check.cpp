@@ -2,6 +2,8 @@
 // takes to leave it unconfined.
 #include <catch2/catch.hpp>
 
+#include <vector>
+
 #include "check_driver.hpp"
 #include "shim/confine_check.hpp"
 
@@ -510,4 +512,70 @@ TEST_CASE("confine_check: a stalled sweep longer than a probe is probed until it
     double ms = lu_like_ms(50, omp_sweeps_like(31));
     INFO("wall " << ms << " ms; 1650 ms unconfined");
     CHECK(ms < 2 * 1650);
+}
+
+// APSHIM_CHECK_BOUND (confine_check.hpp, set_bounded): the unconfined windows cost what they do on
+// 2 CPUs, at any width.
+namespace {
+// The phase after each of `n` cycles of `job`.
+std::vector<Phase> phases(Job job, bool bounded, int n) {
+    job.check.set_bounded(bounded);
+    std::vector<Phase> out;
+    for (int i = 0; i < n; ++i) {
+        job.cycle();
+        out.push_back(job.check.phase());
+    }
+    return out;
+}
+// How many cycles each run of phase `p` lasted, in order, over `n` cycles of `job`.
+std::vector<int> runs_of(Job job, bool bounded, Phase p, int n) {
+    job.check.set_bounded(bounded);
+    std::vector<int> out;
+    int run = 0;
+    for (int i = 0; i < n; ++i) {
+        job.cycle();
+        if (job.check.phase() == p) {
+            ++run;
+        } else if (run > 0) {
+            out.push_back(run);
+            run = 0;
+        }
+    }
+    return out;
+}
+}  // namespace
+
+TEST_CASE("confine_check: the bound changes nothing on 2 CPUs", "[confine_check]") {
+    // There a window's surplus beyond one CPU never exceeds its wall time: every phase, cycle by
+    // cycle, as without it (a job that is compute-bound, one near the ratio, one hand-over bound
+    // through its confirmation and holds, one with sparse marks).
+    const Job jobs[] = {Job(10, 11), Job(10, 25), Job(0.1, 50), Job(0.05, 0.1)};
+    for (const Job& job : jobs) {
+        INFO(job.confined_rate << " / " << job.free_rate);
+        REQUIRE(phases(job, true, 4000) == phases(job, false, 4000));
+    }
+}
+
+TEST_CASE("confine_check: bounded, each unconfined window on 16 CPUs ends at its 2-CPU cost", "[confine_check]") {
+    // A cycle unconfined on 16 CPUs uses 75 ms beyond the job's one: the start ends after two
+    // (kStartNs = 100 ms; the first began it), a probe after one whatever it reads (twice as far runs its whole
+    // length unbounded), a confirmation after kMinBoundedConfirmCycles.
+    Job near(10, 20, 16);
+    REQUIRE(runs_of(near, false, Phase::start, 400) == std::vector<int>{cycles(ConfineCheck::kStartNs)});
+    REQUIRE(runs_of(near, true, Phase::start, 400) == std::vector<int>{2});
+    for (int run : runs_of(near, false, Phase::probe, 2000)) REQUIRE(run == cycles(ConfineCheck::kProbeNs));
+    std::vector<int> bounded_probes = runs_of(near, true, Phase::probe, 2000);
+    REQUIRE(bounded_probes.size() == 3);  // after 0.25, 1 and 4 s confined, as unbounded
+    for (int run : bounded_probes) REQUIRE(run == 1);
+    // A hand-over-bound job is still found, and held: its start has marks enough, and its
+    // confirmation two cycles of each kind.
+    Job handover(0.1, 50, 16);
+    REQUIRE(runs_of(handover, false, Phase::confirm, 60).front() == ConfineCheck::kConfirmCycles);
+    REQUIRE(runs_of(handover, true, Phase::confirm, 60).front() == ConfineCheck::kMinBoundedConfirmCycles);
+    handover.check.set_bounded(true);
+    int to_hold = handover.until(Phase::hold, 200);
+    REQUIRE(to_hold > 0);
+    REQUIRE(to_hold * kCycle <= 2 * kCycle + ConfineCheck::kFirstCompareNs +
+                                    ConfineCheck::kMinBoundedConfirmCycles * kCycle + 2 * kCycle);
+    REQUIRE(handover.check.last_ratio() > 100);
 }
