@@ -157,9 +157,10 @@ public:
     // length beyond its CPUs, after kMinBoundedConfirmCycles (each pool, less its top cycle,
     // keeps one). On 2 CPUs nothing changes: the surplus there never exceeds the wall time. The
     // trade on wide machines: a hand-over-bound program that ends within the start's 100 ms is
-    // confined before it is compared (on 16 CPUs the start lasts about 7 ms), a sweep stalled by
-    // confinement gets 4 ms instead of 60 ms to finish unconfined, and a burst shorter than a
-    // cycle that falls on a bounded confirmation's one cycle of a kind is left out no longer.
+    // confined before it is compared (on 16 CPUs the start lasts two 5 ms cycles), a sweep
+    // stalled by confinement gets one cycle instead of 60 ms to finish unconfined, and a burst
+    // shorter than a cycle that falls on a bounded confirmation's one cycle of a kind is left out
+    // no longer.
     static constexpr int kMinBoundedConfirmCycles = 4;
     void set_bounded(bool bounded) noexcept { bounded_ = bounded; }
 
