@@ -136,13 +136,13 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         // A stalled job's probe: kStalledNs without a mark before it began (last_mark_ stays as
         // the window left it).
         bool after_stall = since_ - last_mark_ >= kStalledNs;
-        if (bounded_ && beyond(probe_.cpu_ns, cpus_, now - since_) >= (after_stall ? kMaxProbeNs : kProbeNs))
-            return decide(now, /*after_probe=*/true);
+        // What the probe took from the co-runners so far: both early ends below count it.
+        std::uint64_t spent = beyond(probe_.cpu_ns, cpus_, now - since_);
+        if (bounded_ && spent >= (after_stall ? kMaxProbeNs : kProbeNs)) return decide(now, /*after_probe=*/true);
         if (now - since_ < kProbeNs) {
             // One that reads far from hand-over bound, on marks and CPU enough, ends once it has
             // cost a probe on two CPUs (confine_check.hpp: the same at any width).
-            bool plain = !after_stall && probe_.marks >= kMinProbeMarks &&
-                         beyond(probe_.cpu_ns, cpus_, now - since_) >= kProbeNs &&
+            bool plain = !after_stall && probe_.marks >= kMinProbeMarks && spent >= kProbeNs &&
                          ratio(probe_, compared_ref_) <= kRatio / 2;
             if (!plain) return false;
         } else if (probe_.marks < kMinProbeMarks && after_stall && now - since_ < kMaxProbeNs) {

@@ -527,14 +527,13 @@ std::vector<Phase> phases(Job job, bool bounded, int n) {
     }
     return out;
 }
-// How many cycles each run of phase `p` lasted, in order, over `n` cycles of `job`.
-std::vector<int> runs_of(Job job, bool bounded, Phase p, int n) {
-    job.check.set_bounded(bounded);
+// How many cycles each run of phase `p` lasted, in order, over `n` cycles of `job` (a run still
+// going at the end is not counted).
+std::vector<int> runs_of(const Job& job, bool bounded, Phase p, int n) {
     std::vector<int> out;
     int run = 0;
-    for (int i = 0; i < n; ++i) {
-        job.cycle();
-        if (job.check.phase() == p) {
+    for (Phase phase : phases(job, bounded, n)) {
+        if (phase == p) {
             ++run;
         } else if (run > 0) {
             out.push_back(run);
@@ -558,8 +557,8 @@ TEST_CASE("confine_check: the bound changes nothing on 2 CPUs", "[confine_check]
 
 TEST_CASE("confine_check: bounded, each unconfined window on 16 CPUs ends at its 2-CPU cost", "[confine_check]") {
     // A cycle unconfined on 16 CPUs uses 75 ms beyond the job's one: the start ends after two
-    // (kStartNs = 100 ms; the first began it), a probe after one whatever it reads (twice as far runs its whole
-    // length unbounded), a confirmation after kMinBoundedConfirmCycles.
+    // (kStartNs = 100 ms; the first began it), a probe after one whatever it reads (twice as far
+    // runs its whole length unbounded), a confirmation after kMinBoundedConfirmCycles.
     Job near(10, 20, 16);
     REQUIRE(runs_of(near, false, Phase::start, 400) == std::vector<int>{cycles(ConfineCheck::kStartNs)});
     REQUIRE(runs_of(near, true, Phase::start, 400) == std::vector<int>{2});
