@@ -530,7 +530,15 @@ void Controller::cycle(std::uint64_t now) noexcept {
         cpu = cpu_now - std::min(cpu_now, s.last_cpu_ns);
         s.last_cpu_ns = cpu_now;
     }
-    if (a > 0 && checking) {
+    // The check steps every cycle, whether the table answered or not: its windows are timed in wall
+    // and CPU time, and one that waited for an answer ran on unconfined. On 16 CPUs, with the
+    // bound, a start that ends after 2 cycles when replayed ran 5 (27 ms, 400 ms of CPU against
+    // about 220): updates that waited out their cycle while the job's 16 unconfined threads kept
+    // the lock's holders off the CPUs (sixty-fifth session, bench/results/2026-12-04-device16core).
+    // A holder stopped in the lock (test_stopped_lock_holder.py) would have left a probe running
+    // until it was resumed. Its CPUs meanwhile are the last answer's, as for the allotment.
+    bool was_suspending = s.check.suspends();
+    if (checking) {
         bool was_start = s.check.starting();
         // The lending poll's reading of the adapters (entries unused here). Not quiet: a thread is
         // inside a construct, or no adapter can tell (which makes no marks either).
@@ -593,7 +601,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     if (s.idle_check.first_decline_now())
         log(LogLevel::info, "the job gets %.1fx as far per second on its own processors as with the idle ones too: "
             "leaving those idle (measured again now and then)", s.idle_check.last_ratio());
-    apply_allotment(a > 0);
+    apply_allotment(a > 0 || s.check.suspends() != was_suspending);
     if (s.trace.is_open())
         s.trace.write(TraceRow{(now - s.t0) / 1e6, publish, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
                                threads_running(), timed ? "timed" : clocks ? "clocks" : "none",
