@@ -57,7 +57,7 @@ struct alignas(64) Header {
     std::uint32_t owner_uid;
     std::uint32_t reserved;
     std::uint64_t join_counter; // next join_seq
-    std::uint64_t last_scan_ns; // last full liveness scan (reads /proc), at most one per est_cycle
+    std::uint64_t last_scan_ns; // last liveness scan that reads /proc (the rows silent for an est_cycle), one per est_cycle
     std::uint64_t updates;      // DP runs, for `apshim status`
     pthread_mutex_t lock;       // robust + process-shared: a holder killed mid-update is detected
 };

@@ -139,9 +139,16 @@ public:
 
 private:
     Table() = default;
+    // How reclaim_dead tells a row's owner alive. kill(pid, 0) alone (every update: a process gone
+    // and reaped), or with /proc too (its state and start time: a zombie, a reused pid), for the
+    // rows silent for an est_cycle (once an est_cycle, table.cpp) or for every row (after a
+    // holder died in the lock, `apshim gc`).
+    enum class Scan { cheap, silent_rows, all_rows };
     // Frees the rows of dead processes (returns how many) and the processors of rows gone away
     // since the last DP run (table.cpp: away; counted in *went_away): both are departures to DP.
-    int reclaim_dead(bool full_scan, std::uint64_t now, int* went_away = nullptr);
+    int reclaim_dead(Scan scan, std::uint64_t now, int* went_away = nullptr);
+    // The scan an update or a join at `now` makes: silent_rows once an est_cycle, else cheap.
+    Scan scan_due(std::uint64_t now) const;
     // Notes in moved_ the rows other than `changed_slot` that got another allotment or
     // processors: unlock() wakes them once the lock is released.
     void run_dp(int changed_slot, int old_desire, bool departures);

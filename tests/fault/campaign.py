@@ -16,9 +16,10 @@ Invariants (from `apshim status --json`, a snapshot taken under the table lock):
   - allotments are fair, efficient and conservative (Sen §5.1) with respect to the rows' desires;
   - (these two over the jobs that are not away: a job silent for 1 s, stopped, holds none; a
     snapshot in which a job has gone away since the last DP run, still holding some, is skipped);
-  - no row of a dead process is still there once a live job has updated the table more than one
-    est_cycle after the death (every update reclaims rows of processes gone, and one at least
-    every est_cycle checks all rows against /proc, zombies included); updates are dated by the
+  - no row of a dead process is still there once a live job has updated the table more than two
+    est_cycles after the death (every update reclaims rows of processes gone, and one at least
+    every est_cycle checks against /proc, zombies included, the rows not updated for an
+    est_cycle: a job's last update was before its death); updates are dated by the
     rows' heartbeats (`apshim status`'s HEARTBEAT column), so a starved machine cannot fake one;
   - no lost rows: a stand-in table job keeps its row from its join until it leaves.
 Rows of processes we did not start (children that fault programs fork, with or without exec)
@@ -338,13 +339,13 @@ def main():
                     dead_at[pid] = now
                     forget_libomp_registration(pid)
         # A dead row must be gone once a live job (one of ours, so no reused pid) has updated
-        # more than one est_cycle after the death.
+        # more than two est_cycles after the death (its row silent for one, then the next scan).
         updated = [j["updated"] for j in jobs if j["pid"] in running]
         if updated:
             latest = max(updated)
             stale, reused = [], []
             for pid, t in dead_at.items():
-                if pid in rows and latest > t + cycle_s + 0.001:
+                if pid in rows and latest > t + 2 * cycle_s + 0.001:
                     st = proc_state(pid)
                     if st is not None and st[0] not in "ZX":
                         reused.append(pid)  # the pid now belongs to a process we did not start
