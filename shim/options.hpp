@@ -24,7 +24,7 @@ struct Options {
     bool confine = true;        // enforce the allotment by confining the job's threads to its CPUs
     bool use_idle = true;       // a job also runs on the table's processors that no job holds
     bool confine_check = true;  // stop confining a job that confinement slows far more than it frees (confine_check.hpp)
-    bool check_bound = false;   // the check's unconfined windows cost what they do on 2 CPUs at any width (confine_check.hpp)
+    bool check_bound = true;    // the check's unconfined windows cost what they do on 2 CPUs at any width (confine_check.hpp)
     bool idle_check = true;     // keep a job that the idle processors do not speed up to its own (idle_check.hpp)
     bool width_check = true;    // cap the desire of a job that gets further on half its processors (width_check.hpp)
     bool shrink_teams = false;  // size OpenMP teams (default and num_threads) to the allotment although dyn-var is false

@@ -22,7 +22,9 @@
 # the same runs without the confinement check's unconfined windows); its results and traces carry
 # the suffix in their names. THROTTLE_REPS (default 1) runs each case that many times each way.
 # Throttle steps keep every shim run's trace (traces-NAME/CASE.REP.PID.csv: the unconfined phases
-# cycle by cycle).
+# cycle by cycle); THROTTLE_TRACE=0 runs them untraced, as users run (the trace costs about 0.03
+# CPUs at 16 threads: its threads_running column reads every thread's /proc stat each cycle), and
+# names the results NAME-notrace.
 # Steps run in order while BUDGET_S lasts (one that would start with under 40 s left is skipped,
 # said in the log); each is bounded by what is left. Results: $OUT/results.tar.gz (refreshed after
 # each step, so a run cut short still brings back what finished) and $OUT/log.txt with the
@@ -73,10 +75,15 @@ THROTTLE="--P $CPUS --corunner $CPUS --corunners $((CPUS - 1)) --reps ${THROTTLE
 # compare.py at allotment 1 (THROTTLE) on a manifest: DIR MANIFEST NAME TIMEOUT_S TITLE SECONDS_LEFT
 # (SHIM_ENV, set by step: one more VAR=VALUE for the shim, or empty)
 throttle() {
-  local name=$3${SHIM_ENV:+-${SHIM_ENV//[^A-Za-z0-9_]/_}}
+  local name=$3${SHIM_ENV:+-${SHIM_ENV//[^A-Za-z0-9_]/_}} traces untraced=
+  if [ "${THROTTLE_TRACE:-1}" = 0 ]; then
+    name=$name-notrace traces=(--no-trace) untraced=", untraced"
+  else
+    traces=(--keep-traces "$RES/traces-$name")
+  fi
   timeout "$6" python3 tests/peer/compare.py .dev/build "$1" --manifest "$2" --timeout "$4" $THROTTLE \
-    ${SHIM_ENV:+--shim-env "$SHIM_ENV"} --keep-traces "$RES/traces-$name" \
-    --results "$RES/throttle-$name.md" --title "$5 at allotment 1 of $CPUS${SHIM_ENV:+, $SHIM_ENV}"
+    ${SHIM_ENV:+--shim-env "$SHIM_ENV"} "${traces[@]}" \
+    --results "$RES/throttle-$name.md" --title "$5 at allotment 1 of $CPUS${SHIM_ENV:+, $SHIM_ENV}$untraced"
 }
 
 # A manifest line: gm's three blurs of IN/in.ppm, output compared with the native run's (KEY).
