@@ -13,7 +13,8 @@
 #                     and, where this machine's Python has it, scikit-learn
 #   throttle:issue    issue #13's yardstick at allotment 1: NPB EP.W (clang, gcc) and the full-size
 #                     gm blur (1600x1200), long enough that the job's start weighs little
-#   pairs:npb         tests/peer/pairs.py on NAS pairs (class A), native / static / apshim
+#   pairs:npb         tests/peer/pairs.py on NAS pairs (class A), native / static / apshim (the shim
+#                     jobs' traces kept: traces-pairs-npb/, likewise for pairs:bots)
 #   pairs:bots        the same on BOTS pairs (health + sort, fft + sparselu: the issue's stalls)
 #   pairs:sklearn     two scikit-learn fits (this machine's Python) side by side
 #   pairs:sklearn-dyn the same, static against apshim and apshim with OMP_DYNAMIC=true
@@ -130,10 +131,12 @@ step() {  # STEP SECONDS_LEFT
         a+=(--pair "mg.A+ft.A $cc" "npb-$cc/verify.sh npb-$cc/bin/mg.A" "npb-$cc/verify.sh npb-$cc/bin/ft.A")
         a+=(--pair "ep.A+bt.W $cc" "npb-$cc/verify.sh npb-$cc/bin/ep.A" "npb-$cc/verify.sh npb-$cc/bin/bt.W")
       done
-      timeout "$left" python3 tests/peer/pairs.py .dev/build --cwd "$peer" --reps 3 --timeout 60 --out "$RES/pairs-npb" "${a[@]}" ;;
+      timeout "$left" python3 tests/peer/pairs.py .dev/build --cwd "$peer" --reps 3 --timeout 60 --out "$RES/pairs-npb" \
+        --keep-traces "$RES/traces-pairs-npb" "${a[@]}" ;;
     pairs:bots)
       local b=bots-clang/verify.sh i=bots-clang/inputs
       timeout "$left" python3 tests/peer/pairs.py .dev/build --cwd "$peer" --reps 3 --timeout 60 --out "$RES/pairs-bots" \
+        --keep-traces "$RES/traces-pairs-bots" \
         --pair "health+sort clang" "$b bots-clang/bin/health.clang.omp-tasks-manual -f $i/health/small.input -c" \
                                    "$b bots-clang/bin/sort.clang.omp-tasks -n 8388608 -c" \
         --pair "fft+sparselu clang" "$b bots-clang/bin/fft.clang.omp-tasks -n 2097152 -c" \

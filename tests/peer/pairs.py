@@ -4,7 +4,7 @@ compare.py's suites are), natively, statically split and under the shim, interle
 
     tests/peer/pairs.py BUILD_DIR --pair NAME 'CMD A' 'CMD B' [--pair ...] [--reps 3]
                         [--cwd DIR] [--out DIR] [--timeout 300] [--configs native,static,apshim]
-                        [--shim-env VAR=VALUE ...]
+                        [--shim-env VAR=VALUE ...] [--keep-traces DIR]
 
 Configurations, each repetition running all of them in a rotating order:
   native  both programs as they are (each starts one OpenMP thread per CPU)
@@ -13,6 +13,9 @@ Configurations, each repetition running all of them in a rotating order:
   apshim-dynamic  the same with OMP_DYNAMIC=true: programs that allow OpenMP's dynamic adjustment
           (not by default: --configs)
 --shim-env sets a variable in the apshim configurations' environment (an APSHIM_* option, say).
+--keep-traces DIR keeps each shim job's APSHIM_TRACE there, as PAIR.rREP.CONFIG.JOB.PID.csv (JOB A
+or B; a run that reads far from its others can then be read cycle by cycle). The trace costs a
+job about 0.03 CPUs at 16 threads.
 
 Both jobs start together; a job's response time runs from that start to its exit. A run counts only
 if both commands exit 0 (wrap/verify.sh makes a failed verification an exit status). Writes
@@ -48,12 +51,23 @@ def env_for(config, build, cpus, table, shim_env=()):
     return env
 
 
-def run_pair(cmds, config, build, cpus, cwd, timeout, shim_env=()):
+def file_name(text):
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in text)
+
+
+def run_pair(cmds, config, build, cpus, cwd, timeout, shim_env=(), traces=None):
+    """traces: (DIR, PREFIX) to keep each shim job's trace as DIR/PREFIX.JOB.%p.csv, or None."""
     with tempfile.TemporaryDirectory(prefix="apshim-pairs-") as tmp:
         env = env_for(config, build, cpus, os.path.join(tmp, "gat"), shim_env)
+        envs = []
+        for job in "AB"[:len(cmds)]:
+            e = dict(env)
+            if traces and config.startswith("apshim"):
+                e["APSHIM_TRACE"] = os.path.join(traces[0], f"{traces[1]}.{job}.%p.csv")
+            envs.append(e)
         start = time.monotonic()
-        procs = [subprocess.Popen(shlex.split(c), cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL) for c in cmds]
+        procs = [subprocess.Popen(shlex.split(c), cwd=cwd, env=e, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for c, e in zip(cmds, envs)]
         out = [None] * len(procs)
         # Polled together: each job's own exit time (waiting on one first would give the other
         # its exit time only once the first has ended).
@@ -82,6 +96,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--configs", default="native,static,apshim", help="from " + ",".join(CONFIGS))
     ap.add_argument("--shim-env", action="append", default=[], metavar="VAR=VALUE")
+    ap.add_argument("--keep-traces", default=None, metavar="DIR", help="keep each shim job's trace there")
     args = ap.parse_args()
     configs = args.configs.split(",")
     if not configs or set(configs) - set(CONFIGS):
@@ -93,12 +108,16 @@ def main():
         sys.exit(f"{build}/shim/libapshim.so not built")
     cpus = len(os.sched_getaffinity(0))
     os.makedirs(args.out, exist_ok=True)
+    if args.keep_traces:
+        os.makedirs(args.keep_traces, exist_ok=True)
+        args.keep_traces = os.path.abspath(args.keep_traces)
     rows = []
     for name, a, b in args.pair:
         for rep in range(args.reps):
             order = configs[rep % len(configs):] + configs[:rep % len(configs)]
             for config in order:
-                res = run_pair([a, b], config, build, cpus, args.cwd, args.timeout, args.shim_env)
+                traces = (args.keep_traces, file_name(f"{name}.r{rep}.{config}")) if args.keep_traces else None
+                res = run_pair([a, b], config, build, cpus, args.cwd, args.timeout, args.shim_env, traces)
                 for job, (secs, rc) in zip("AB", res):
                     rows.append({"pair": name, "config": config, "rep": rep, "job": job, "seconds": f"{secs:.3f}", "rc": rc})
                 print(f"{name} rep {rep} {config}: " + ", ".join(f"{j} {s:.2f}s rc={rc}" for j, (s, rc) in zip("AB", res)), flush=True)
