@@ -19,12 +19,11 @@ then 1 s later) and each probe ended within 300 ms (no longer run of probe rows)
 check stood still from the stop on: one probe at most, and one under way at the stop ran on to
 the resume. And the program's answer is the native one.
 """
-import re
 import subprocess
 import sys
 import time
 
-from apshim_test import Check, Shim, phases_in_order, require_two_cpus, wait_for
+from apshim_test import Check, Shim, checksum, phases_in_order, require_two_cpus, wait_for
 
 require_two_cpus("a second CPU for the program to be confined away from")
 build, prog, gat_fill = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -33,10 +32,6 @@ check = Check("shim.check_without_answers")
 args = [prog, "static", "1500", "100"]  # 1500 regions of 64 items of 100 us: 5-10 s
 native = shim.run(args, shim.env(preload=False), timeout=120)
 
-
-def checksum(out):
-    m = re.search(r"checksum=(\d+)", out or "")
-    return m.group(1) if m else None
 
 
 check.expect(native.returncode == 0, f"runs natively ({native.returncode}: {native.stdout.strip()})")

@@ -15,11 +15,10 @@ and throttled (a stand-in co-runner holds the rest of a P = 2 table: allotment 1
 native answer, exit 0, the shim's warning exactly once (and never natively), and at allotment 1
 at most 1.3 CPUs: the allotment is then enforced by parking at the runtimes' safe points, which
 these dynamic loops and parallel_for tasks have."""
-import re
 import subprocess
 import sys
 
-from apshim_test import Check, CoRunner, Shim, run_measured, sanitizer_preloaded
+from apshim_test import Check, CoRunner, Shim, checksum, run_measured, sanitizer_preloaded
 
 build, launcher, omp_prog, tbb_prog = sys.argv[1:5]
 shim = Shim(build)
@@ -68,10 +67,6 @@ def said(err):
     """The shim's lines on stderr (the programs write one line per region or round there)."""
     return "\n".join(line for line in err.splitlines() if line.startswith("apshim"))
 
-
-def checksum(out):
-    m = re.search(r"checksum=(\S+)", out or "")
-    return m.group(1) if m else None
 
 
 for system, (prefix, WARNING, env_for) in systems.items():

@@ -27,11 +27,10 @@ starts alone in a cpuset of one CPU (a table of P = 1), the cpuset grows to both
 the table's P must be 2, the job confined to one CPU beside a stand-in co-runner (allotment 1 of
 2), on both CPUs once it left, with the native answer."""
 import os
-import re
 import sys
 import time
 
-from apshim_test import Check, CoRunner, Shim, program_cpu_masks, require_two_cpus, wait_for
+from apshim_test import Check, CoRunner, Shim, checksum, program_cpu_masks, require_two_cpus, wait_for
 
 build, omp_prog, tbb_prog = sys.argv[1:4]
 require_two_cpus("a cpuset that shrinks to one CPU needs two")
@@ -83,10 +82,6 @@ programs = {
     "oneTBB": [tbb_prog, "30", "200", "1000"],  # 30 rounds of 200 items of 1 ms: about 6 s on one CPU
 }
 
-
-def checksum(out):
-    m = re.search(r"checksum=(\S+)", out or "")
-    return m.group(1) if m else None
 
 
 def one_cpu(pid):

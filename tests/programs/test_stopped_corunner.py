@@ -11,13 +11,12 @@ status` reads LIMIT "away" for it), the program's threads' CPU masks (/proc) spa
 it uses more than one CPU over half a second (when the machine lets it: INCONCLUSIVE otherwise);
 resumed, the co-runner gets its processor back and the program is held to one again; the
 program's answer is the native one."""
-import re
 import signal
 import subprocess
 import sys
 import time
 
-from apshim_test import Check, CoRunner, Shim, cpus_used_over, program_cpu_masks, require_two_cpus, wait_for
+from apshim_test import Check, CoRunner, Shim, checksum, cpus_used_over, program_cpu_masks, require_two_cpus, wait_for
 
 require_two_cpus("a second CPU for the running job to take")
 build, prog = sys.argv[1], sys.argv[2]
@@ -30,10 +29,6 @@ check = Check("shim.stopped_corunner")
 args = [prog, "static", "1600", "100"]
 native = shim.run(args, shim.env(preload=False), timeout=120)
 
-
-def checksum(out):
-    m = re.search(r"checksum=(\d+)", out or "")
-    return m.group(1) if m else None
 
 
 check.expect(native.returncode == 0, f"runs natively ({native.returncode}: {native.stdout.strip()})")

@@ -17,12 +17,11 @@ an update its threads run on both CPUs (the stopped holder's too) and it uses mo
 a second program started while the holder is stopped runs unthrottled and says why once; resumed,
 the table answers again, the second program joins it, and both programs' answers are the native
 one."""
-import re
 import subprocess
 import sys
 import time
 
-from apshim_test import Check, Shim, cpus_used_over, program_cpu_masks, require_two_cpus, wait_for
+from apshim_test import Check, Shim, checksum, cpus_used_over, program_cpu_masks, require_two_cpus, wait_for
 
 require_two_cpus("a second CPU for the program to be confined away from, and to take back")
 build, prog, gat_fill = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -31,10 +30,6 @@ check = Check("shim.stopped_lock_holder")
 args = [prog, "static", "1500", "100"]  # 1500 regions of 64 items of 100 us: 5-10 s
 native = shim.run(args, shim.env(preload=False), timeout=120)
 
-
-def checksum(out):
-    m = re.search(r"checksum=(\d+)", out or "")
-    return m.group(1) if m else None
 
 
 def one_cpu(ms):

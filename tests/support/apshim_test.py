@@ -27,6 +27,7 @@ import fcntl
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -228,6 +229,12 @@ def stdout_words(out):
     """The `key=value` words a test program prints after its first word (its name), as a dict of
     strings: "pipeline rounds=200 checksum=1363197" gives {"rounds": "200", "checksum": "1363197"}."""
     return dict(w.split("=") for w in out.split()[1:])
+
+
+def checksum(out):
+    """The `checksum=VALUE` word of a test program's output (tests/omp/omp_work and others), or None."""
+    m = re.search(r"checksum=(\S+)", out or "")
+    return m.group(1) if m else None
 
 
 def phases_in_order(rows, column="confine_check"):

@@ -608,47 +608,66 @@ TEST_CASE("an unreaped (zombie) job's row is reclaimed within two est_cycles of 
     reap_ok(pid);
 }
 
+namespace {
+// A sleeping child process, and a row of the table at `path` (the slot that is not `mine`) that
+// names its pid as another job's would: with its own start time a live job, with an earlier one
+// exactly what pid reuse looks like. The child is killed and the mapping undone at the end.
+struct ForgedRow {
+    pid_t pid = -1;
+    gat::Layout* raw = nullptr;
+    gat::Row* row = nullptr;
+    ForgedRow(const std::string& path, int mine) {
+        pid = fork();
+        if (pid == 0) {
+            pause();
+            _exit(0);
+        }
+        raw = map_raw(path);
+        row = &raw->rows[mine == 0 ? 1 : 0];
+    }
+    ~ForgedRow() {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+        munmap(raw, gat::kFileSize);
+    }
+    // Writes the row under t's lock: live, desire 4, `start_time`, heartbeat `beat`.
+    void write(gat::Table& t, std::uint64_t start_time, std::uint64_t beat) {
+        REQUIRE(t.lock(1000000000ull));
+        gat::Row& r = *row;
+        r.pid = pid;
+        r.start_time = start_time;
+        r.join_seq = 999;
+        r.desire = 4;
+        r.allotment = 2;
+        r.state = gat::kLive;
+        r.heartbeat_ns = beat;
+        t.unlock();
+    }
+};
+
+std::uint64_t monotonic_now_ns() {  // the heartbeat's clock (gat/layout.hpp)
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+}  // namespace
+
 TEST_CASE("a row whose pid was reused by another process is not resurrected", "[table]") {
     std::string path = temp_dir() + "/gat";
     auto t = open_ok(path, 4);
     std::string err;
     int mine = t->join(4, 0.5, err);
-    // A live process (a sleeping child) whose pid matches a row written by an earlier process
-    // with a different start time: exactly what pid reuse looks like.
-    pid_t pid = fork();
-    if (pid == 0) {
-        pause();
-        _exit(0);
-    }
-    gat::Layout* raw = map_raw(path);
-    REQUIRE(t->lock(1000000000ull));
-    int forged = mine == 0 ? 1 : 0;
-    gat::Row& r = raw->rows[forged];
-    r.pid = pid;
-    r.start_time = gat::read_proc(pid).start_time - 1;  // born earlier than this pid's process
-    r.join_seq = 999;
-    r.desire = 4;
-    r.allotment = 2;
-    r.state = gat::kLive;
-    t->unlock();
+    ForgedRow forged(path, mine);
+    const std::uint64_t born = gat::read_proc(forged.pid).start_time;
+    forged.write(*t, born - 1, 0);  // born earlier than this pid's process
     usleep(6000);
     CHECK(t->update(mine, 4, 2, 1000000000ull) == 4);
-    auto s = t->snapshot();
-    CHECK(s.jobs.size() == 1);
+    CHECK(t->snapshot().jobs.size() == 1);
     // The same forged row with the right start time is a live job and keeps its share.
-    REQUIRE(t->lock(1000000000ull));
-    r.start_time = gat::read_proc(pid).start_time;
-    r.state = gat::kLive;
-    r.pid = pid;
-    r.desire = 4;
-    r.heartbeat_ns = 0;
-    t->unlock();
+    forged.write(*t, born, 0);
     usleep(6000);
     t->update(mine, 4, 2, 1000000000ull);
     CHECK(t->snapshot().jobs.size() == 2);
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    munmap(raw, gat::kFileSize);
 }
 
 TEST_CASE("a row updated within the last est_cycle is not read from /proc; silent for one, it is", "[table]") {
@@ -659,34 +678,14 @@ TEST_CASE("a row updated within the last est_cycle is not read from /proc; silen
     auto t = open_ok(path, 4);
     std::string err;
     int mine = t->join(4, 0.5, err);
-    pid_t pid = fork();
-    if (pid == 0) {
-        pause();
-        _exit(0);
-    }
-    gat::Layout* raw = map_raw(path);
-    int forged = mine == 0 ? 1 : 0;
-    gat::Row& r = raw->rows[forged];
+    ForgedRow forged(path, mine);
     usleep(6000);  // the next update's scan is due
-    REQUIRE(t->lock(1000000000ull));
-    r.pid = pid;
-    r.start_time = gat::read_proc(pid).start_time - 1;
-    r.join_seq = 999;
-    r.desire = 4;
-    r.allotment = 2;
-    r.state = gat::kLive;
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);  // the heartbeat's clock (gat/layout.hpp)
-    r.heartbeat_ns = static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-    t->unlock();
+    forged.write(*t, gat::read_proc(forged.pid).start_time - 1, monotonic_now_ns());  // updated just now
     t->update(mine, 4, 2, 1000000000ull);
     CHECK(t->snapshot().jobs.size() == 2);  // fresh: kill(pid, 0) only, and the pid exists
     usleep(6000);  // silent for an est_cycle, and the next scan is due
     t->update(mine, 4, 2, 1000000000ull);
     CHECK(t->snapshot().jobs.size() == 1);  // read: not the process that wrote the row
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    munmap(raw, gat::kFileSize);
 }
 
 TEST_CASE("a live job that stops updating holds no processor until it updates again", "[table]") {
