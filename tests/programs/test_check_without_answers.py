@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from apshim_test import Check, Shim, checksum, phases_in_order, require_two_cpus, wait_for
+from apshim_test import Check, Shim, beside_stopping_holder, checksum, phases_in_order, require_two_cpus, wait_for
 
 require_two_cpus("a second CPU for the program to be confined away from")
 build, prog, gat_fill = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -31,17 +31,9 @@ shim = Shim(build)
 check = Check("shim.check_without_answers")
 args = [prog, "static", "1500", "100"]  # 1500 regions of 64 items of 100 us: 5-10 s
 native = shim.run(args, shim.env(preload=False), timeout=120)
-
-
-
 check.expect(native.returncode == 0, f"runs natively ({native.returncode}: {native.stdout.strip()})")
 env = shim.env(P=2, trace=shim.path("trace-%p.csv"), APSHIM_WIDTH_CHECK=0, APSHIM_IDLE_CHECK=0, APSHIM_USE_IDLE=0)
-job = shim.spawn(args, env)
-joined = wait_for(lambda: any(j["pid"] == job.pid for j in (shim.status(env) or {"jobs": []})["jobs"]), 10)
-check.expect(joined, "the program joins the table")
-fill = subprocess.Popen([gat_fill, "1", "--stop-holding-lock"], env=shim.env(P=2, preload=False),
-                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-ready = fill.stdout.readline().split()
+job, fill, ready = beside_stopping_holder(shim, check, args, env, gat_fill)
 joined_at = time.monotonic()  # the stand-in has joined (gat_fill prints once its child has)
 check.expect(ready[:2] == ["ready", "1"], f"the stand-in joined ({ready})")
 holder = {}

@@ -231,6 +231,20 @@ def stdout_words(out):
     return dict(w.split("=") for w in out.split()[1:])
 
 
+def beside_stopping_holder(shim, check, args, env, gat_fill):
+    """Starts the program `args` under the shim in env's table and, once it has joined, a stand-in
+    job (tests/fault/gat_fill --stop-holding-lock) that joins too, then 300 ms later takes the
+    table's lock and stops itself in it (SIGCONT lets go). Returns (program, stand-in, the
+    stand-in's "ready" words); the stand-in leaves once its stdin is closed."""
+    job = shim.spawn(args, env)
+    joined = wait_for(lambda: any(j["pid"] == job.pid for j in (shim.status(env) or {"jobs": []})["jobs"]), 10)
+    check.expect(joined, "the program joins the table")
+    fill_env = {k: v for k, v in env.items() if k not in ("LD_PRELOAD", "APSHIM_TRACE")}
+    fill = subprocess.Popen([gat_fill, "1", "--stop-holding-lock"], env=fill_env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    return job, fill, fill.stdout.readline().split()
+
+
 def checksum(out):
     """The `checksum=VALUE` word of a test program's output (tests/omp/omp_work and others), or None."""
     m = re.search(r"checksum=(\S+)", out or "")
