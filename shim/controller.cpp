@@ -534,9 +534,9 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // and CPU time, and one that waited for an answer ran on unconfined. On 16 CPUs, with the
     // bound, a start that ends after 2 cycles when replayed ran 5 (27 ms, 400 ms of CPU against
     // about 220): updates that waited out their cycle while the job's 16 unconfined threads kept
-    // the lock's holders off the CPUs (sixty-fifth session, bench/results/2026-12-04-device16core).
-    // A holder stopped in the lock (test_stopped_lock_holder.py) would have left a probe running
-    // until it was resumed. Its CPUs meanwhile are the last answer's, as for the allotment.
+    // the lock's holders off the CPUs (sixty-fifth session, bench/results/2026-12-04c-device16core).
+    // A holder stopped in the lock would have left a probe running until it was resumed
+    // (test_check_without_answers.py). Its CPUs meanwhile are the last answer's, as the allotment.
     bool was_suspending = s.check.suspends();
     if (checking) {
         bool was_start = s.check.starting();
