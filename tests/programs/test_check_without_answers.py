@@ -19,6 +19,7 @@ then 1 s later) and each probe ended within 300 ms (no longer run of probe rows)
 check stood still from the stop on: one probe at most, and one under way at the stop ran on to
 the resume. And the program's answer is the native one.
 """
+import itertools
 import subprocess
 import sys
 import time
@@ -65,16 +66,7 @@ if first is not None and job.returncode == 0:
     lo = first["time_ms"]
     hi = first["time_ms"] + (resumed_at - joined_at) * 1000 - 150
     stop = [r for r in rows if lo <= r["time_ms"] <= hi]
-    phases = [r["confine_check"] for r in stop]
-    runs, run = [], 0
-    for phase in phases:
-        if phase == "probe":
-            run += 1
-        elif run:
-            runs.append(run)
-            run = 0
-    if run:
-        runs.append(run)
+    runs = [len(list(rows_of)) for phase, rows_of in itertools.groupby(r["confine_check"] for r in stop) if phase == "probe"]
     cycle_ms = (stop[-1]["time_ms"] - stop[0]["time_ms"]) / max(1, len(stop) - 1) if len(stop) > 1 else 5.0
     check.expect(len(stop) > 100, f"the trace covers the stop ({len(stop)} rows from {lo:.0f} to {hi:.0f} ms)")
     check.expect(len(runs) >= 2 and all(n * cycle_ms <= 300 for n in runs),

@@ -68,7 +68,6 @@ def said(err):
     return "\n".join(line for line in err.splitlines() if line.startswith("apshim"))
 
 
-
 for system, (prefix, WARNING, env_for) in systems.items():
     for name, argv in programs.items():
         what = f"{name}, {system}"

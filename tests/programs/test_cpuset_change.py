@@ -83,7 +83,6 @@ programs = {
 }
 
 
-
 def one_cpu(pid):
     """The one CPU all of the job's threads are on, or None."""
     masks = program_cpu_masks(pid)

@@ -30,7 +30,6 @@ args = [prog, "static", "1600", "100"]
 native = shim.run(args, shim.env(preload=False), timeout=120)
 
 
-
 check.expect(native.returncode == 0, f"runs natively ({native.returncode}: {native.stdout.strip()})")
 
 
