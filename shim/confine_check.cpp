@@ -16,6 +16,24 @@ const char* ConfineCheck::name(Phase p) noexcept {
     return "?";
 }
 
+void ConfineCheck::enter_start(std::uint64_t now) noexcept {
+    started_ = true;
+    phase_ = Phase::start;
+    since_ = now;
+    construct_since_ = 0;
+    probe_ = Progress{};
+}
+
+bool ConfineCheck::bound_spent(std::uint64_t now, std::uint64_t window_cpu_ns) const noexcept {
+    if (!bounded_) return false;
+    if (phase_ == Phase::start) return beyond(window_cpu_ns, 1, now - since_) >= kStartNs;
+    if (phase_ != Phase::probe) return false;
+    // A stalled job's probe: kStalledNs without a mark before it began (last_mark_ stays as
+    // the window left it) may go on for longer.
+    bool after_stall = since_ - last_mark_ >= kStalledNs;
+    return beyond(window_cpu_ns, cpus_, now - since_) >= (after_stall ? kMaxProbeNs : kProbeNs);
+}
+
 void ConfineCheck::start_confined(std::uint64_t now) noexcept {
     phase_ = Phase::confined;
     since_ = now;
@@ -54,11 +72,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
     switch (phase_) {
     case Phase::idle:  // the cycle just ended ran unconfined: not a confined sample
         if (!started_ && markable) {
-            started_ = true;
-            phase_ = Phase::start;
-            since_ = now;
-            construct_since_ = 0;
-            probe_ = Progress{};
+            enter_start(now);
             return false;
         }
         start_confined(now);
@@ -82,8 +96,7 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         bool sparse = stretch > 0 && construct_.marks * kSparseMarkCpuNs < construct_.cpu_ns &&
                       (construct_.marks > 0 ? stretch >= kSparseStartNs || surplus >= kSparseStartNs
                                             : surplus >= kQuietStartSurplusNs);
-        bool spent = bounded_ && beyond(probe_.cpu_ns, 1, now - since_) >= kStartNs;
-        if (now - since_ < kStartNs && !sparse && !spent) return false;
+        if (now - since_ < kStartNs && !sparse && !bound_spent(now, probe_.cpu_ns)) return false;
         start_confined(now);
         start_pending_ = true;
         return true;
@@ -133,12 +146,12 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
     case Phase::probe: {
         probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
+        if (bound_spent(now, probe_.cpu_ns)) return decide(now, /*after_probe=*/true);
         // A stalled job's probe: kStalledNs without a mark before it began (last_mark_ stays as
         // the window left it).
         bool after_stall = since_ - last_mark_ >= kStalledNs;
-        // What the probe took from the co-runners so far: both early ends below count it.
+        // What the probe took from the co-runners so far (the early end below counts it).
         std::uint64_t spent = beyond(probe_.cpu_ns, cpus_, now - since_);
-        if (bounded_ && spent >= (after_stall ? kMaxProbeNs : kProbeNs)) return decide(now, /*after_probe=*/true);
         if (now - since_ < kProbeNs) {
             // One that reads far from hand-over bound, on marks and CPU enough, ends once it has
             // cost a probe on two CPUs (confine_check.hpp: the same at any width).

@@ -158,12 +158,37 @@ public:
     // length beyond its CPUs, after kMinBoundedConfirmCycles (each pool, less its top cycle,
     // keeps one). On 2 CPUs nothing changes: the surplus there never exceeds the wall time. The
     // trade on wide machines: a hand-over-bound program that ends within the start's 100 ms is
-    // confined before it is compared (on 16 CPUs the start lasts two 5 ms cycles), a sweep
-    // stalled by confinement gets one cycle instead of 60 ms to finish unconfined, and a burst
-    // shorter than a cycle that falls on a bounded confirmation's one cycle of a kind is left out
-    // no longer.
+    // confined before it is compared (on 16 CPUs the start, its first cycle counted (begin), lasts
+    // about 7 ms: window_spent, below), a sweep stalled by confinement gets 4 ms instead of 60 to
+    // finish unconfined, and a burst shorter than a cycle that falls on a bounded confirmation's
+    // one cycle of a kind is left out no longer.
     static constexpr int kMinBoundedConfirmCycles = 4;
     void set_bounded(bool bounded) noexcept { bounded_ = bounded; }
+
+    // With the bound, one cycle at full width passes a window's bound several times over on a
+    // wide machine (on 16 CPUs a 5 ms cycle is 75 ms of CPU beyond one CPU, a probe's bound 15).
+    // So while the start or a probe is open (window_bounded()), the controller reads the
+    // process's CPU time between cycles, every kPeekNs, and ends the cycle early once
+    // window_spent() says that a step now, with `cpu_ns` more CPU time than the steps so far
+    // counted, would end the window: it then ends within a peek of its bound. A step at the same
+    // `now` with at least that CPU time does end it (the same test, and CPU time only grows), so
+    // an early cycle closes the window it was run for. Only the start and probes: a
+    // confirmation's bound is over its cycles, which it pools by kind.
+    static constexpr std::uint64_t kPeekNs = 1'000'000;
+    bool window_bounded() const noexcept { return bounded_ && (phase_ == Phase::start || phase_ == Phase::probe); }
+    bool window_spent(std::uint64_t now, std::uint64_t cpu_ns) const noexcept {
+        return window_bounded() && bound_spent(now, probe_.cpu_ns + cpu_ns);
+    }
+
+    // The controller's first look at the job (its first allotment, before any cycle). A job that
+    // would start at its first step (markable, and its allotment confines it) starts now instead,
+    // so that its first cycle counts in its start, CPU time and marks, as the unconfined window it
+    // is: on 16 CPUs that cycle ran 7-10 ms at full width before the step that began the start
+    // (80-160 ms of CPU for NPB EP.W at allotment 1, bench/results/2026-12-04c-device16core),
+    // and the start then ran 2 cycles more. A start is a window like any other (window_bounded).
+    void begin(std::uint64_t now, bool confinable, bool markable) noexcept {
+        if (phase_ == Phase::idle && !started_ && confinable && markable) enter_start(now);
+    }
 
     // One controller cycle: `marks` and `cpu_ns` are what the job did in the cycle just ended (its
     // progress marks, the process's CPU time), `cpus` the CPUs it was confined to then (0: none);
@@ -200,7 +225,11 @@ public:
     bool probe_ended() const noexcept { return probe_ended_; }
 
 private:
+    void enter_start(std::uint64_t now) noexcept;
     void start_confined(std::uint64_t now) noexcept;
+    // Whether an open start or probe, having used `window_cpu_ns` of CPU by `now`, has spent its
+    // bound (bounded_ only).
+    bool bound_spent(std::uint64_t now, std::uint64_t window_cpu_ns) const noexcept;
     // As the confined window ends (a probe begins, or the start is compared): the window to
     // compare with (compared_ref_).
     void choose_reference(std::uint64_t now) noexcept;

@@ -314,7 +314,7 @@ void Controller::first_allotment() noexcept {
     // Not through read_table: kept even when the lock is busy (allotment 1 meanwhile), so that the
     // first wait follows only a change made after this, as the first cycle reads the rest.
     s.seen = s.table->changes(s.slot);
-    s.allotment = std::max(1, s.table->update(s.slot, s.P, s.P, s.cycle_ns));
+    s.allotment = std::max(1, s.table->update(s.slot, s.P, s.P, s.cycle_ns, &s.procs, 0, &s.idle));
     s.desire = s.usage = s.P;
     read_others();
     {
@@ -330,6 +330,19 @@ void Controller::first_allotment() noexcept {
     // Likewise the CPU time from before it (loading, reading input: 25 ms of a gm convert's, which
     // its start counted as run in its first cycle).
     s.last_cpu_ns = process_cpu_ns();
+    // A job whose allotment confines it starts its confinement check's start now, not at the
+    // first cycle's end: that cycle runs unconfined either way (ConfineCheck::begin), and now runs
+    // as the rest of the start does, without parking (apply_allotment's suspension) and spread.
+    if (checking()) {
+        bool markable = false;
+        for (auto& slot : adapters_)
+            if (Adapter* a = slot.load()) markable = markable || a->marks_progress();
+        s.check.begin(s.t0, allotment_confines(), markable);
+        if (s.check.starting()) {
+            confine::suspend(true);
+            spread_for_start();
+        }
+    }
     log(LogLevel::debug, "controller up: P=%d est_cycle=%.2f ms eta=%.2f policy=%s", s.P, s.cycle_ns / 1e6, opts_.eta,
         s.estimator->name());
     if (const char* why = confine::why_off())
@@ -352,6 +365,7 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
     cycling_table_.store(s.table.get(), std::memory_order_release);
     std::uint64_t next = s.last + s.cycle_ns;
     bool behind = false;  // a change not followed yet: the table's lock was busy (follow_table)
+    bool peeked = false;  // the last cycle was an early one (below)
     for (;;) {
         int slot = s.slot;  // update() may move us to another row (re-join)
         cycling_slot_.store(slot, std::memory_order_release);
@@ -364,6 +378,12 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
         bool polling = lending_worthwhile();
         if (!polling) s.quiet_seen = false;  // quiet only counts across consecutive polls
         std::uint64_t until = polling ? std::min(next, before + s.lend_ns) : next;
+        // The check's start or a probe, bounded, is open: peek at the CPU time it used every
+        // ConfineCheck::kPeekNs, to end the cycle when the window has spent its bound. Once per
+        // cycle: the early cycle closes the window (window_spent says why), and this keeps a
+        // window that did not close from turning every peek into a cycle.
+        bool peeking = !peeked && s.check.window_bounded() && checking();
+        if (peeking) until = std::min(until, before + ConfineCheck::kPeekNs);
         // A hook may have asked back before `seen` was read (during lend()): no wait then.
         bool pending = behind || (s.lent && !host_detail::g_lent.load());
         if (before < until && !pending) s.table->wait_for_change(slot, seen, until - before);
@@ -380,10 +400,16 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
                 behind = !follow_table();
             }
             if (!behind && polling && lending_worthwhile()) poll_quiet(now);
-            continue;
+            if (!peeking) continue;
+            std::uint64_t cpu_now = process_cpu_ns();
+            if (!s.check.window_spent(now, cpu_now - std::min(cpu_now, s.last_cpu_ns))) continue;
+            peeked = true;  // an early cycle, at the `now` the window was found spent at
+            next = now + s.cycle_ns;
+        } else {
+            peeked = false;
+            if (next < now) next = now + s.cycle_ns;  // we fell behind (stopped, descheduled): do not burst
         }
         behind = false;  // the cycle reads the table anyway
-        if (next < now) next = now + s.cycle_ns;  // we fell behind (stopped, descheduled): do not burst
         cycle(now);
     }
 }
@@ -523,9 +549,9 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // 4-5. Adjust usage and confine (unless that costs the job more than the CPUs it takes).
     // The process's CPU time is read for the check and the trace, each cycle, so that a cycle
     // without an answer from the table adds nothing to the next one's.
-    bool checking = opts_.confine_check && !confine::why_off();
+    bool check_runs = checking();
     std::uint64_t cpu = 0;
-    if (checking || s.trace.is_open()) {
+    if (check_runs || s.trace.is_open()) {
         std::uint64_t cpu_now = process_cpu_ns();
         cpu = cpu_now - std::min(cpu_now, s.last_cpu_ns);
         s.last_cpu_ns = cpu_now;
@@ -538,19 +564,14 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // A holder stopped in the lock would have left a probe running until it was resumed
     // (test_check_without_answers.py). Its CPUs meanwhile are the last answer's, as the allotment.
     bool was_suspending = s.check.suspends();
-    if (checking) {
+    if (check_runs) {
         bool was_start = s.check.starting();
         // The lending poll's reading of the adapters (entries unused here). Not quiet: a thread is
         // inside a construct, or no adapter can tell (which makes no marks either).
         std::uint64_t entries;
         bool in_construct = !quiet_now(&entries);
-        int confined_to = confine::cpus_for(usable_procs(s.procs, s.idle, opts_.use_idle), s.P);
-        s.check.step(now, marks, cpu, confine::confined_cpus(), confined_to > 0 && !spins_beyond(s.spinning_team, confined_to),
-                     markable, in_construct);
-        if (!was_start && s.check.starting()) {
-            int moved = confine::spread(s.tid);
-            log(LogLevel::debug, "confine check: the start spreads %d threads over the job's CPUs", moved);
-        }
+        s.check.step(now, marks, cpu, confine::confined_cpus(), allotment_confines(), markable, in_construct);
+        if (!was_start && s.check.starting()) spread_for_start();
         if (was_start && !s.check.starting())
             log(LogLevel::debug, "confine check: the start: %llu marks in %.1f ms CPU unconfined",
                 static_cast<unsigned long long>(s.check.probe_window().marks), s.check.probe_window().cpu_ns / 1e6);
@@ -605,12 +626,25 @@ void Controller::cycle(std::uint64_t now) noexcept {
     if (s.trace.is_open())
         s.trace.write(TraceRow{(now - s.t0) / 1e6, publish, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
                                threads_running(), timed ? "timed" : clocks ? "clocks" : "none",
-                               !checking || confine::why_off() ? "-"
+                               !check_runs || confine::why_off() ? "-"
                                : s.spinning_unconfined         ? "spinning"
                                                                : ConfineCheck::name(s.check.phase()),
                                marks,
                                IdleCheck::name(s.idle_check.phase()),
                                region_ends, WidthCheck::name(s.width_check.phase()), cpu / 1e6});
+}
+
+bool Controller::checking() const noexcept { return opts_.confine_check && !confine::why_off(); }
+
+bool Controller::allotment_confines() const noexcept {
+    const Impl& s = *impl_;
+    int confined_to = confine::cpus_for(usable_procs(s.procs, s.idle, opts_.use_idle), s.P);
+    return confined_to > 0 && !spins_beyond(s.spinning_team, confined_to);
+}
+
+void Controller::spread_for_start() noexcept {
+    int moved = confine::spread(impl_->tid);
+    log(LogLevel::debug, "confine check: the start spreads %d threads over the job's CPUs", moved);
 }
 
 gat::ProcSet Controller::running_procs() const noexcept {

@@ -94,6 +94,13 @@ private:
     void cycle(std::uint64_t now) noexcept;
     bool follow_table() noexcept;
     void apply_allotment(bool confine_now) noexcept;
+    // The confinement check (confine_check.hpp) runs: on by option and confinement not turned off.
+    bool checking() const noexcept;
+    // Whether the allotment now confines the job below the CPUs it may use (the check's
+    // `confinable`).
+    bool allotment_confines() const noexcept;
+    // The check's start has just begun: its threads spread over the job's CPUs (confine::spread).
+    void spread_for_start() noexcept;
     // The processors the job runs on now: its own, and the idle ones while it may use them (the
     // width check's narrowing aside).
     gat::ProcSet running_procs() const noexcept;

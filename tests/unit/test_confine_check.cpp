@@ -578,3 +578,106 @@ TEST_CASE("confine_check: bounded, each unconfined window on 16 CPUs ends at its
                                     ConfineCheck::kMinBoundedConfirmCycles * kCycle + 2 * kCycle);
     REQUIRE(handover.check.last_ratio() > 100);
 }
+
+// The controller's loop with the bound (controller.cpp, cycle_loop): the check begun at the first
+// look (ConfineCheck::begin), then 5 ms cycles, each ended early at the first 1 ms peek that
+// finds the open start or probe spent (window_spent), at most once a cycle.
+namespace {
+struct PeekedJob {
+    ConfineCheck check;
+    double confined_rate, free_rate;
+    int cpus;
+    std::uint64_t now = 0, next = kCycle;
+    std::uint64_t cpu = 0;  // since the last step
+    double marks = 0;       // since the last step (whole ones are stepped, the rest carried)
+    bool confined = false, peeked = false;
+    std::uint64_t window_since = 0, window_beyond = 0;  // the open window: began, CPU beyond one CPU
+    std::vector<std::uint64_t> windows;                 // each closed window's CPU beyond one CPU
+    PeekedJob(double c, double f, int n, bool begun = true) : confined_rate(c), free_rate(f), cpus(n) {
+        check.set_bounded(true);
+        if (begun) check.begin(0, true, true);
+    }
+    // One ms of the job, then a step if a cycle ends or a peek finds the window spent. The check
+    // sees the CPU time of every ms since its last step (confined: one CPU; else `cpus`).
+    void ms() {
+        now += kMs;
+        int on = confined ? 1 : cpus;
+        cpu += on * kMs;
+        marks += (confined ? confined_rate : free_rate) * on;
+        if (!confined) window_beyond += (on - 1) * kMs;
+        bool early = !peeked && now < next && check.window_spent(now, cpu);
+        if (now < next && !early) return;
+        Phase before = check.phase();
+        auto whole = static_cast<std::uint64_t>(marks);
+        marks -= static_cast<double>(whole);
+        bool was_open = !confined;
+        confined = check.step(now, whole, cpu, confined ? 1 : 0, true);
+        cpu = 0;
+        if (early) {
+            INFO("an early cycle at " << now / kMs << " ms in " << ConfineCheck::name(before));
+            REQUIRE(check.phase() != before);  // it closed the window it was run for
+        }
+        if (was_open && confined) {
+            windows.push_back(window_beyond);
+            window_beyond = 0;
+        }
+        peeked = early;
+        next = now + kCycle;
+    }
+    void run_ms(int n) {
+        for (int i = 0; i < n; ++i) ms();
+    }
+};
+}  // namespace
+
+TEST_CASE("confine_check: bounded and peeked, each window on 16 CPUs ends within a peek of its bound", "[confine_check]") {
+    // Begun at the first look, the start counts the job's first cycle, and it ends at the first
+    // peek past kStartNs beyond one CPU (15 ms beyond a ms on 16 CPUs): at 7 ms, where stepped once
+    // a cycle only it ran its first cycle and two more (225 ms beyond). Each probe ends at its
+    // first peek past kProbeNs, 15-30 ms beyond, where a cycle took 75.
+    PeekedJob job(10, 20, 16);
+    job.run_ms(10000);
+    REQUIRE(job.windows.size() == 4);  // the start, then probes after 0.25, 1 and 4 s confined
+    CHECK(job.windows[0] >= ConfineCheck::kStartNs);
+    CHECK(job.windows[0] <= ConfineCheck::kStartNs + 15 * kMs);
+    for (std::size_t i = 1; i < job.windows.size(); ++i) {
+        CHECK(job.windows[i] >= ConfineCheck::kProbeNs);
+        CHECK(job.windows[i] <= ConfineCheck::kProbeNs + 15 * kMs);
+    }
+    // A hand-over-bound job is still found by its start, confirmed and held.
+    PeekedJob handover(0.1, 50, 16);
+    handover.run_ms(400);
+    CHECK(handover.check.phase() == Phase::hold);
+    CHECK(handover.check.last_ratio() > 100);
+}
+
+TEST_CASE("confine_check: begun at the first look, a start on 2 CPUs lasts kStartNs from it", "[confine_check]") {
+    // There the bound and the start's length agree: it ends at 100 ms, one cycle sooner than a
+    // start begun at the first cycle's end, and no early cycle comes before (a peek that found
+    // the start spent at 100 ms is its cycle's end).
+    for (bool begun : {true, false}) {
+        PeekedJob job(10, 11, 2, begun);
+        int ms = 0;
+        while (job.windows.empty() && ms < 1000) {
+            job.ms();
+            ++ms;
+        }
+        INFO((begun ? "begun" : "not begun"));
+        CHECK(static_cast<std::uint64_t>(ms) * kMs == ConfineCheck::kStartNs + (begun ? 0 : kCycle));
+    }
+}
+
+TEST_CASE("confine_check: begin starts only a job that would start", "[confine_check]") {
+    ConfineCheck unconfinable, unmarkable, started;
+    unconfinable.begin(0, /*confinable=*/false, true);
+    unmarkable.begin(0, true, /*markable=*/false);
+    CHECK(unconfinable.phase() == Phase::idle);
+    CHECK(unmarkable.phase() == Phase::idle);
+    // Its start over, a job begun again (not done by the controller, which begins once) stays put.
+    started.begin(0, true, true);
+    CHECK(started.phase() == Phase::start);
+    for (int i = 1; i <= 40 && started.phase() == Phase::start; ++i) started.step(i * kCycle, 100, 2 * kCycle, 0, true);
+    REQUIRE(started.phase() == Phase::confined);
+    started.begin(41 * kCycle, true, true);
+    CHECK(started.phase() == Phase::confined);
+}
