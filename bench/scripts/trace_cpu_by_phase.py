@@ -7,7 +7,9 @@
 A trace row's cpu_ms is the cycle that just ended, which ran as the row before it decided (its
 confine_check column): a probe's row holds the confined cycle before it, and the row after holds
 the probe's own CPU. So each row's CPU is counted under the previous row's phase; the first
-row's under "first" (the cycle before the controller's first look, which runs unconfined).
+row's under "first" (the job's first cycle, which runs unconfined: before the sixty-sixth
+session ahead of the start, since then the start's first cycle where the job starts at its first
+look, ConfineCheck::begin).
 Per file: wall, CPUs overall, and per phase cycles / wall ms / CPU ms (CPUs)."""
 import collections
 import csv
