@@ -65,7 +65,16 @@ with CoRunner(shim, env, 2) as co:
         job.kill()
         job.wait()
         check.done()
-    now = {j["pid"]: (j["allotment"], j["limited_by"]) for j in status.get("jobs", [])}
+    # The program's desire is its estimator's reading, cycle by cycle, and can dip to 1 (once in
+    # CI, 2026-12-04: LIMIT "desire", and both CPUs used through the idle processor all the same):
+    # both processors within a second, the co-runner still stopped.
+    def held(s):
+        return {j["pid"]: (j["allotment"], j["limited_by"]) for j in (s or {}).get("jobs", [])}
+
+    now, deadline = held(status), time.monotonic() + 1.0
+    while not (now.get(job.pid, (0,))[0] == 2 and now.get(co.proc.pid, (-1,))[0] == 0) and time.monotonic() < deadline:
+        time.sleep(0.02)
+        now = held(shim.status(env))
     check.expect(now.get(job.pid, (0,))[0] == 2 and now.get(co.proc.pid, (-1,))[0] == 0,
                  f"co-runner stopped: the program has both processors, the co-runner none ({now})")
     check.expect(now.get(co.proc.pid, (0, ""))[1] == "away" and now.get(job.pid, (0, ""))[1] != "away",
