@@ -48,6 +48,7 @@ struct Controller::Impl {
     // each cycle with the job's progress marks and the process's CPU time (last_cpu_ns).
     ConfineCheck check;
     std::uint64_t last_cpu_ns = 0;
+    bool spread_due = false;  // a start begun at the first look spreads the threads at the first cycle
     // Whether the idle processors make the job any faster (idle_check.hpp), fed each cycle with
     // its progress marks: a job they do not help keeps to its own.
     IdleCheck idle_check;
@@ -332,7 +333,7 @@ void Controller::first_allotment() noexcept {
     s.last_cpu_ns = process_cpu_ns();
     // A job whose allotment confines it starts its confinement check's start now, not at the
     // first cycle's end: that cycle runs unconfined either way (ConfineCheck::begin), and now runs
-    // as the rest of the start does, without parking (apply_allotment's suspension) and spread.
+    // as the rest of the start does, without parking (apply_allotment's suspension).
     if (checking()) {
         bool markable = false;
         for (auto& slot : adapters_)
@@ -340,7 +341,9 @@ void Controller::first_allotment() noexcept {
         s.check.begin(s.t0, allotment_confines(), markable);
         if (s.check.starting()) {
             confine::suspend(true);
-            spread_for_start();
+            // Spread at the first cycle's end, as a start begun there is: the first team's
+            // threads may not all exist yet (a CI run spread 1 thread of 2 here, omp.gcc.handover).
+            s.spread_due = true;
         }
     }
     log(LogLevel::debug, "controller up: P=%d est_cycle=%.2f ms eta=%.2f policy=%s", s.P, s.cycle_ns / 1e6, opts_.eta,
@@ -571,7 +574,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
         std::uint64_t entries;
         bool in_construct = !quiet_now(&entries);
         s.check.step(now, marks, cpu, confine::confined_cpus(), allotment_confines(), markable, in_construct);
-        if (!was_start && s.check.starting()) spread_for_start();
+        if ((!was_start || s.spread_due) && s.check.starting()) spread_for_start();
+        s.spread_due = false;
         if (was_start && !s.check.starting())
             log(LogLevel::debug, "confine check: the start: %llu marks in %.1f ms CPU unconfined",
                 static_cast<unsigned long long>(s.check.probe_window().marks), s.check.probe_window().cpu_ns / 1e6);
