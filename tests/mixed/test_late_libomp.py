@@ -21,7 +21,7 @@ build, prog, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
 shim = Shim(build)
 check = Check("mixed.late_libomp")
 require_two_cpus("throttled, the process must be confined to fewer CPUs than it started with")
-args = [prog, plugin, "3"]
+args = [prog, plugin, "1.5"]  # 1.5 s of libgomp regions first: throttled, confined after about 0.2 s
 
 
 def words_of(run):

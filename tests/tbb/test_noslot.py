@@ -9,7 +9,7 @@ from apshim_test import Check, CoRunner, Shim, read_trace
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("tbb.noslot")
-args = [prog, "300", "3"]
+args = [prog, "150", "3"]  # 150 rounds: about 1.5 s natively on 2 cores
 native = shim.run(args, shim.env(preload=False), timeout=60)
 check.expect(native.returncode == 0, "runs without the shim")
 trace = shim.path("trace.csv")
