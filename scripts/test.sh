@@ -41,7 +41,11 @@ fetching=$!
 #   not under TSan: omp.*.lend, tbb.lend and omp.gcc.copies (lending's table updates and two
 #     libgomp copies side by side: memory questions, which ASan asks); shim.stopped_lock_holder (a
 #     stopped lock holder read from the lock's word and its row without the lock: memory
-#     questions; 15 s alone); shim.confine_impossible (a seccomp filter or no /proc: starts that
+#     questions; 15 s alone); shim.check_without_answers (the same stopped holder, and the
+#     confinement check's windows timed on the controller's thread while its updates wait: that
+#     thread's logic, unit-tested under both (confine_check, controller); 13 s under TSan);
+#     shim.windows_end_early (the controller's peeks at the process's CPU time between its cycles:
+#     its own thread again, the same cycle code every throttled test runs; 6 s); shim.confine_impossible (a seccomp filter or no /proc: starts that
 #     degrade, memory questions; 20 s under TSan)
 #   not under either: shim.stopped_corunner (a stopped co-runner's row read as away and DP without
 #     it: the table's logic, which the unit tests ask under both sanitizers; 15 s a run);
@@ -87,7 +91,7 @@ SAN_DECIDES_CLANG_TSAN='(own_dynamic|outside_load|whole_team|width|phases)'
 SAN_WIDTH='(outside_load|width|phases)'
 SAN_ONE_RUNTIME_EACH='(sweeps|handover|contract|corun|kinds_corun)'
 SAN_EXCLUDE_address='^(cost\..*|matrix\..*|omp\..*\.'"$SAN_DECIDES"'|omp\.clang\.'"$SAN_ONE_RUNTIME_EACH"'|omp\.clang\.plugin|omp\.clang\.copies|omp\.clang\.(runtime|taskloop|waits)|omp\.gcc\.(taskloop|waits|enforce_taskred)|omp\..*\.(tasks|measure|enforce|many_threads|turns)|omp\.clang\.blocktime|omp\.gcc\.hwloc|mixed\..*\.one_allotment|fault\.campaign_short|cli\.status_and_gc|shim\.clean_stack|shim\.stopped_corunner|shim\.cpuset_change|tbb\.measure|tbb\.converge|tbb\.corun|tbb\.refinalize)$'
-SAN_EXCLUDE_thread='^(cost\..*|matrix\..*|omp\.clang\.(runtime|taskloop|waits|tasks)|omp\.clang\.'"$SAN_DECIDES_CLANG_TSAN"'|omp\.gcc\.'"$SAN_WIDTH"'|mixed\.clang\.one_allotment|omp\.gcc\.'"$SAN_ONE_RUNTIME_EACH"'|omp\..*\.(measure|enforce|lend|many_threads)|omp\.gcc\.copies|cli\.status_and_gc|shim\.clean_stack|shim\.bad_options_and_tables|shim\.stopped_lock_holder|shim\.stopped_corunner|shim\.cpuset_change|shim\.confine_impossible|tbb\.measure|tbb\.lend|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
+SAN_EXCLUDE_thread='^(cost\..*|matrix\..*|omp\.clang\.(runtime|taskloop|waits|tasks)|omp\.clang\.'"$SAN_DECIDES_CLANG_TSAN"'|omp\.gcc\.'"$SAN_WIDTH"'|mixed\.clang\.one_allotment|omp\.gcc\.'"$SAN_ONE_RUNTIME_EACH"'|omp\..*\.(measure|enforce|lend|many_threads)|omp\.gcc\.copies|cli\.status_and_gc|shim\.clean_stack|shim\.bad_options_and_tables|shim\.stopped_lock_holder|shim\.check_without_answers|shim\.windows_end_early|shim\.stopped_corunner|shim\.cpuset_change|shim\.confine_impossible|tbb\.measure|tbb\.lend|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
 SAN_LOGS="$PWD/build-sanitizer-reports"
 # A compiler cache for the three builds: the test programs stand for uninstrumented hosts and are
 # built with the same commands in each (cmake/Sanitizers.cmake), so they compile once. It lives in
