@@ -83,7 +83,7 @@ Sample OmpAdapter::several_copies_sample() {
         const char* second = dladdr(state_.copies.second(), &b) && b.dli_fname ? b.dli_fname : "?";
         host().log(Host::Severity::warn, "two copies of %s loaded (%s, %s): each module's calls go to its own copy, as "
                    "without apshim, and neither is measured or adapted (no parking, no team sizing); the job asks "
-                   "for a fair share and its threads still run on its allotment's CPUs", name_, first, second);
+                   "for a fair share and its threads still run on its allotment's CPUs", name(), first, second);
         release();  // libgomp's spin count back as it was, too
     }
     return fair_share_sample();
@@ -221,9 +221,31 @@ void release_team(State& s, int reserved) noexcept {
     if (reserved > 0) s.team_extras.fetch_sub(reserved, std::memory_order_relaxed);
 }
 
+namespace {
+
+// The runtime that implements the GOMP_* entry point at `entry` (the program's first region's):
+// libomp and Intel's libiomp5 implement libgomp's ABI too, for programs built with gcc, and
+// conda-forge's llvm-openmp installs libomp under libgomp.so.1's name, so the file's name cannot
+// tell; a libomp defines __kmpc_fork_call, which no libgomp does. Unknown: libgomp. The program's
+// thread, at its first fork only (dlopen of a loaded object takes the loader's lock, as any
+// dlsym does).
+const char* gomp_runtime_name(const void* entry) noexcept {
+    Dl_info info{};
+    if (!entry || !dladdr(entry, &info) || !info.dli_fname || !info.dli_fname[0]) return "libgomp";
+    void* object = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!object) return "libgomp";
+    bool libomp = dlsym(object, "__kmpc_fork_call") != nullptr;
+    dlclose(object);
+    return libomp ? "libomp" : "libgomp";
+}
+
+}  // namespace
+
 void note_fork(State& s, int team) noexcept {
-    if (!s.seen.load(std::memory_order_relaxed) && !s.seen.exchange(true))
+    if (!s.seen.load(std::memory_order_relaxed) && !s.seen.exchange(true)) {
+        if (&s == &g_gomp_state) g_gomp.rename(gomp_runtime_name(gomp_first_called()));
         host().runtime_started(&s == &g_kmp_state ? static_cast<Adapter&>(g_kmp) : static_cast<Adapter&>(g_gomp));
+    }
     s.forks.store(s.forks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     s.last_team.store(team, std::memory_order_relaxed);
 }

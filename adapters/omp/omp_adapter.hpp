@@ -1,6 +1,7 @@
 // Controller side of the OpenMP adapters: one Adapter per runtime, over that runtime's State.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 
@@ -16,7 +17,11 @@ public:
     // sample() falls back to "every allowed thread busy while regions run" (no adaptation, a
     // fair share from DP) and says so once.
     OmpAdapter(const char* name, State& state, bool needs_ompt) : name_(name), state_(state), needs_ompt_(needs_ompt) {}
-    const char* name() const override { return name_; }
+    const char* name() const override { return name_.load(std::memory_order_acquire); }
+    // The runtime behind the entry points where it is not the one they are named for: libomp
+    // (and Intel's libiomp5) implement libgomp's GOMP_* ones too (gomp_runtime_name). Before the
+    // runtime is reported started, from the program's first fork.
+    void rename(const char* name) noexcept { name_.store(name, std::memory_order_release); }
     Sample sample() override;
     Activity activity() override;
     void set_active(int n) override;
@@ -34,7 +39,7 @@ private:
     Sample several_copies_sample();
     Sample fair_share_sample();
     int spinning_team_now() noexcept;
-    const char* name_;
+    std::atomic<const char*> name_;
     State& state_;
     bool needs_ompt_;
     SlotSampler sampler_;

@@ -6,6 +6,9 @@ one SKIP line saying how to get it (scripts/fetch-runtimes.sh, which scripts/tes
 A row whose library has a name of its own (the hashed libgomp of a wheel) also checks, from
 /proc/PID/maps of the shim's run, that the program mapped that file and no other copy of the
 runtime: otherwise the system's would answer and the row would prove nothing about it.
+Throttled, `apshim status` must name the runtime the program really runs on (LABEL): gcc's program
+on libomp under libgomp's name, as conda-forge's llvm-openmp installs it, ran right under the shim
+but was listed as libgomp until the sixty-seventh session.
 The native and alone runs do a tenth of the throttled run's work (SMALL_ARGS): they check that
 the program runs on that runtime, with and without the shim, alike. The throttled run needs its
 length for /proc's measure; its answer is checked against the program's native answer for the
@@ -18,7 +21,7 @@ import sys
 import threading
 import time
 
-from apshim_test import Check, CoRunner, Shim, cpus_used, pypi_libgomp_program, read_trace, usable_cpus
+from apshim_test import Check, CoRunner, Shim, cpus_used, job_of, pypi_libgomp_program, read_trace, usable_cpus, wait_for
 
 build = sys.argv[1]
 shim = Shim(build)
@@ -44,6 +47,21 @@ def iomp_dir():
     link = os.path.join(shadow, "libomp.so.5")
     if not os.path.exists(link):
         os.symlink(os.path.join(lib, "libiomp5.so"), link)
+    return shadow
+
+
+def libomp_as_libgomp_dir():
+    """A folder where libgomp.so.1 is a link to the system's libomp, as conda-forge's llvm-openmp
+    (its _openmp_mutex) installs it: gcc's programs then run on libomp through its GOMP_* entry
+    points. None where libomp is not installed."""
+    found = sorted(glob.glob("/usr/lib/llvm-*/lib/libomp.so.5")) or sorted(glob.glob("/usr/lib/*/libomp.so.5"))
+    if not found:
+        return None
+    shadow = os.path.join(runtimes, "libomp-as-libgomp")
+    os.makedirs(shadow, exist_ok=True)
+    link = os.path.join(shadow, "libgomp.so.1")
+    if not os.path.lexists(link):
+        os.symlink(found[-1], link)
     return shadow
 
 
@@ -87,6 +105,7 @@ OMP_ARGS = ["3", "30000000"]
 SMALL_ARGS = {tbb_fib: ["39", "14", "1"]}  # fib(39): a ninth of fib(44)'s work
 SMALL_OMP_ARGS = ["3", "3000000"]
 
+LIBOMP_AS_LIBGOMP = "libomp 14 under libgomp's name (gcc's program; conda-forge's llvm-openmp installs it so)"
 ROWS = [
     # (name, program argv, LD_LIBRARY_PATH or "" for the system's, how to get it[, the file the
     #  runtime must be mapped from: no other file of the runtime's name stem may be mapped])
@@ -103,7 +122,12 @@ ROWS = [
     ("libgomp under a hashed name (PyPI scikit-learn 1.9.1 wheel's scikit_learn.libs/libgomp-<hash>.so.1.0.0, "
      "vendored as PyTorch's wheels vendor theirs)", [gomp_hashed or "", *OMP_ARGS],
      gomp_hashed and os.path.dirname(gomp_hashed_lib), gomp_hashed_how, gomp_hashed_lib),
+    (LIBOMP_AS_LIBGOMP, [omp_gcc, *OMP_ARGS], libomp_as_libgomp_dir(), "apt-get install libomp-dev",
+     os.path.join(runtimes, "libomp-as-libgomp", "libgomp.so.1")),
 ]
+# What `apshim status` names each row's runtime: by its program, but for the row whose libgomp is libomp.
+LABEL = {tbb_fib: ["tbb"], omp_clang: ["libomp"], omp_gcc: ["libgomp"], gomp_hashed: ["libgomp"]}
+ROW_LABEL = {LIBOMP_AS_LIBGOMP: ["libomp"]}
 
 native_answers = {}  # (program, *args) -> its native stdout, run on the runtime of the row that first asked
 COPY_OF = {gomp_hashed: omp_gcc}  # the same program, relinked: the same answer
@@ -144,10 +168,14 @@ for name, argv, libdir, how, *only in ROWS:
     env = shim.env(P=2, trace=trace, gat=shim.path(f"{len(name)}-throttled"), **extra)
     with CoRunner(shim, env, P=2):
         p = shim.spawn(argv, env)
+        job = wait_for(lambda: (lambda j: j if j and j["runtimes"] else None)(job_of(shim.status(env), p.pid)), 10)
         used = cpus_used(p)
         out, err = p.communicate(timeout=120)
     rows = read_trace(trace) if os.path.exists(trace) else []
     check.expect(p.returncode == 0 and out == answer, f"{name}: throttled, the native answer")
     check.expect(any(r["cpus"] == 1 for r in rows), f"{name}: throttled, confined to 1 CPU")
+    label = ROW_LABEL.get(name, LABEL.get(argv[0]))
+    check.expect(job is not None and job["runtimes"] == label,
+                 f"{name}: `apshim status` names its runtime {label} ({job and job['runtimes']})")
     check.expect(used is not None and used <= 1.15, f"{name}: throttled, {used and round(used, 2)} processors busy (<= 1.15)")
 check.done()
