@@ -37,17 +37,23 @@ def wheel_lib(dirname, filename):
     return os.path.dirname(hits[0]) if hits else None
 
 
+def shadow_dir(folder, soname, target):
+    """runtimes/FOLDER, where SONAME is a link to the library TARGET (None: none, and no folder):
+    put first in LD_LIBRARY_PATH, it answers for that soname."""
+    if not target:
+        return None
+    shadow = os.path.join(runtimes, folder)
+    os.makedirs(shadow, exist_ok=True)
+    link = os.path.join(shadow, soname)
+    if not os.path.lexists(link):
+        os.symlink(target, link)
+    return shadow
+
+
 def iomp_dir():
     """libiomp5 answers to libomp's soname through a link: clang's programs need libomp.so.5."""
     lib = wheel_lib("iomp-wheel", "libiomp5.so")
-    if not lib:
-        return None
-    shadow = os.path.join(runtimes, "iomp-as-libomp")
-    os.makedirs(shadow, exist_ok=True)
-    link = os.path.join(shadow, "libomp.so.5")
-    if not os.path.exists(link):
-        os.symlink(os.path.join(lib, "libiomp5.so"), link)
-    return shadow
+    return shadow_dir("iomp-as-libomp", "libomp.so.5", lib and os.path.join(lib, "libiomp5.so"))
 
 
 def libomp_as_libgomp_dir():
@@ -55,14 +61,7 @@ def libomp_as_libgomp_dir():
     (its _openmp_mutex) installs it: gcc's programs then run on libomp through its GOMP_* entry
     points. None where libomp is not installed."""
     found = sorted(glob.glob("/usr/lib/llvm-*/lib/libomp.so.5")) or sorted(glob.glob("/usr/lib/*/libomp.so.5"))
-    if not found:
-        return None
-    shadow = os.path.join(runtimes, "libomp-as-libgomp")
-    os.makedirs(shadow, exist_ok=True)
-    link = os.path.join(shadow, "libgomp.so.1")
-    if not os.path.lexists(link):
-        os.symlink(found[-1], link)
-    return shadow
+    return shadow_dir("libomp-as-libgomp", "libgomp.so.1", found[-1] if found else None)
 
 
 def run_mapping(argv, env, timeout=120, interval=0.02):
