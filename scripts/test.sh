@@ -45,8 +45,9 @@ fetching=$!
 #     confinement check's windows timed on the controller's thread while its updates wait: that
 #     thread's logic, unit-tested under both (confine_check, controller); 13 s under TSan);
 #     shim.windows_end_early (the controller's peeks at the process's CPU time between its cycles:
-#     its own thread again, the same cycle code every throttled test runs; 6 s); shim.confine_impossible (a seccomp filter or no /proc: starts that
-#     degrade, memory questions; 20 s under TSan)
+#     its own thread again, the same cycle code every throttled test runs; 6 s);
+#     shim.confine_impossible (a seccomp filter or no /proc: starts that degrade, memory
+#     questions; 20 s under TSan)
 #   not under either: shim.stopped_corunner (a stopped co-runner's row read as away and DP without
 #     it: the table's logic, which the unit tests ask under both sanitizers; 15 s a run);
 #     shim.cpuset_change (a cpuset changed under a confined job: which CPUs the controller maps to

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "adapters/common/clock.hpp"
+#include "adapters/common/next_fn.hpp"
 #include "adapters/omp/gomp_spin.hpp"
 #include "adapters/omp/whole_team.hpp"
 
@@ -226,17 +227,10 @@ namespace {
 // The runtime that implements the GOMP_* entry point at `entry` (the program's first region's):
 // libomp and Intel's libiomp5 implement libgomp's ABI too, for programs built with gcc, and
 // conda-forge's llvm-openmp installs libomp under libgomp.so.1's name, so the file's name cannot
-// tell; a libomp defines __kmpc_fork_call, which no libgomp does. Unknown: libgomp. The program's
-// thread, at its first fork only (dlopen of a loaded object takes the loader's lock, as any
-// dlsym does).
+// tell; a libomp defines __kmpc_fork_call itself, which no libgomp does. Unknown: libgomp. The
+// program's thread, at its first fork only (object_defines allocates).
 const char* gomp_runtime_name(const void* entry) noexcept {
-    Dl_info info{};
-    if (!entry || !dladdr(entry, &info) || !info.dli_fname || !info.dli_fname[0]) return "libgomp";
-    void* object = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    if (!object) return "libgomp";
-    bool libomp = dlsym(object, "__kmpc_fork_call") != nullptr;
-    dlclose(object);
-    return libomp ? "libomp" : "libgomp";
+    return entry && object_defines(entry, "__kmpc_fork_call") ? "libomp" : "libgomp";
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ for order in ([renamed, system], [system, renamed]):
     first = "renamed" if order[0] == renamed else "system"
     # What the host prints does not depend on its rounds (each module's first answer, any wrong
     # one, the count of wrong ones), so the reference runs 50: natively each copy's threads spin
-    # while the other's wait for the CPUs, and 300 rounds took 3.5-5.5 s there (CI: up to 10 s).
+    # while the other's wait for the CPUs, and 300 rounds took 3.5-5.5 s on the 2-core dev VM.
     native = shim.run([host, "50"] + order, shim.env(preload=False, **extra), timeout=60)
     check.expect(native.returncode == 0, f"{first} first: right without the shim ({native.stdout.strip()[-300:]} "
                  f"{native.stderr.strip()[:200]})")
