@@ -94,6 +94,13 @@ SAN_ONE_RUNTIME_EACH='(sweeps|handover|contract|corun|kinds_corun)'
 SAN_EXCLUDE_address='^(cost\..*|matrix\..*|omp\..*\.'"$SAN_DECIDES"'|omp\.clang\.'"$SAN_ONE_RUNTIME_EACH"'|omp\.clang\.plugin|omp\.clang\.copies|omp\.clang\.(runtime|taskloop|waits)|omp\.gcc\.(taskloop|waits|enforce_taskred)|omp\..*\.(tasks|measure|enforce|many_threads|turns)|omp\.clang\.blocktime|omp\.gcc\.hwloc|mixed\..*\.one_allotment|fault\.campaign_short|cli\.status_and_gc|shim\.clean_stack|shim\.stopped_corunner|shim\.cpuset_change|tbb\.measure|tbb\.converge|tbb\.corun|tbb\.refinalize)$'
 SAN_EXCLUDE_thread='^(cost\..*|matrix\..*|omp\.clang\.(runtime|taskloop|waits|tasks)|omp\.clang\.'"$SAN_DECIDES_CLANG_TSAN"'|omp\.gcc\.'"$SAN_WIDTH"'|mixed\.clang\.one_allotment|omp\.gcc\.'"$SAN_ONE_RUNTIME_EACH"'|omp\..*\.(measure|enforce|lend|many_threads)|omp\.gcc\.copies|cli\.status_and_gc|shim\.clean_stack|shim\.bad_options_and_tables|shim\.stopped_lock_holder|shim\.check_without_answers|shim\.windows_end_early|shim\.stopped_corunner|shim\.cpuset_change|shim\.confine_impossible|tbb\.measure|tbb\.lend|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*)$'
 SAN_LOGS="$PWD/build-sanitizer-reports"
+# The native answers of the test programs (stdout, stderr, exit 0), kept for this whole run: a
+# later run of the same program with the same arguments and environment, in a later stage or the
+# same test, reuses the answer instead of running again (tests/support/apshim_test.py,
+# Shim.native; never a run whose time or CPU use a test reads). The three builds compile the test
+# programs with the same commands.
+export TEST_NATIVE_ANSWERS="$PWD/build-native-answers"
+rm -rf "$TEST_NATIVE_ANSWERS"
 # A compiler cache for the three builds: the test programs stand for uninstrumented hosts and are
 # built with the same commands in each (cmake/Sanitizers.cmake), so they compile once. It lives in
 # this folder, so that a clean clone starts cold, as CI does.

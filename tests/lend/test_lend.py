@@ -63,7 +63,7 @@ def watch(env):
     return subprocess.CompletedProcess(args, p.returncode, out, err), seen, wakeups
 
 
-native = shim.run(args, shim.env(preload=False), timeout=120)
+native = shim.native(args, timeout=120)
 check.expect(native.returncode == 0 and checksum(native.stdout), f"runs natively ({native.stderr.strip()[-200:]})")
 
 for lend_ms in ("1", "0"):

@@ -34,7 +34,7 @@ def sizes(words):
     return {k: v for k, v in words.items() if k != "confined_before_load"}
 
 
-native = shim.run(args, shim.env(preload=False), timeout=60)
+native = shim.native(args, timeout=60)
 print(f"native: {native.stdout.strip()}", flush=True)
 if not check.expect(bool(words_of(native)), f"native run ({native.returncode}: {native.stderr.strip()})"):
     check.done()  # nothing to compare with

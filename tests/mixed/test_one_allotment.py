@@ -18,7 +18,7 @@ P = 8
 
 def one_run(mode, bound, what):
     args = [prog, mode, "30", "12", "8", "600000"]  # about 2 s each natively
-    native = shim.run(args, shim.env(preload=False), timeout=120)
+    native = shim.native(args, timeout=120)
     check.expect(native.returncode == 0, f"{mode}: runs without the shim")
     native_peak = int(native.stderr.split("peak")[1])
     # Sharing the allotment among concurrent teams sizes teams at forks, which OpenMP allows only

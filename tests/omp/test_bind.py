@@ -14,7 +14,7 @@ require_two_cpus("binding and confinement look the same on one")
 
 
 args = [prog, "3", "40000000"]
-native = shim.run(args, shim.env(preload=False, OMP_PROC_BIND="close"), timeout=120)
+native = shim.native(args, timeout=120, OMP_PROC_BIND="close")
 check.expect(native.returncode == 0, "runs natively with OMP_PROC_BIND=close")
 everything = open("/proc/self/status").read().split("Cpus_allowed_list:")[1].split()[0]
 env = shim.env(P=2, APSHIM_LOG="info", OMP_PROC_BIND="close")

@@ -27,7 +27,7 @@ def facts(stderr):
     return tuple(int(x) for x in m.groups()) if m else None
 
 
-native = shim.run(args, shim.env(preload=False), timeout=120)
+native = shim.native(args, timeout=120)
 check.expect(native.returncode == 0, f"native: exit 0 ({native.stderr.strip()[:200]})")
 nmax, nteam, nmask, nchild = facts(native.stderr)
 

@@ -35,7 +35,7 @@ for order in ([renamed, system], [system, renamed]):
     # What the host prints does not depend on its rounds (each module's first answer, any wrong
     # one, the count of wrong ones), so the reference runs 50: natively each copy's threads spin
     # while the other's wait for the CPUs, and 300 rounds took 3.5-5.5 s on the 2-core dev VM.
-    native = shim.run([host, "50"] + order, shim.env(preload=False, **extra), timeout=60)
+    native = shim.native([host, "50"] + order, timeout=60, **extra)
     check.expect(native.returncode == 0, f"{first} first: right without the shim ({native.stdout.strip()[-300:]} "
                  f"{native.stderr.strip()[:200]})")
     r = shim.run(argv, shim.env(**extra), timeout=60)

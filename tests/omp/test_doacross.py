@@ -9,7 +9,7 @@ from apshim_test import Check, Shim, wait_for
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.doacross")
-native = shim.run([prog, "400"], shim.env(preload=False), timeout=60)
+native = shim.native([prog, "400"], timeout=60)
 check.expect(native.returncode == 0 and native.stdout.startswith("ok"), f"native run ({native.returncode})")
 env = shim.env(P=4)
 co = subprocess.Popen([f"{shim.build_dir}/tests/programs/gat_job", "4", "60000"], env=env,

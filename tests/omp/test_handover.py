@@ -31,7 +31,7 @@ def phases(pattern):
 
 
 long_args = [prog, "1000000", "100", "10"]
-native = shim.run(long_args, shim.env(preload=False), timeout=60)
+native = shim.native(long_args, timeout=60)
 check.expect(native.returncode == 0, f"runs natively ({native.returncode})")
 env = shim.env(P=2, gat=shim.path("throttled"), trace=shim.path("trace-check-%p.csv"))
 with CoRunner(shim, env, 2):
@@ -52,7 +52,7 @@ if gcc:
     # as a job that unconfinement does not help, which is what it is then. So up to three runs, one
     # of which must be found by its start; each must give the native answer.
     start_args = [prog, "1000000", "0", "2"]
-    native_s = shim.run(start_args, shim.env(preload=False), timeout=60)
+    native_s = shim.native(start_args, timeout=60)
     orders = []
     for attempt in range(3):
         env_s = shim.env(P=2, gat=shim.path(f"throttled-s{attempt}"), trace=shim.path(f"trace-start{attempt}-%p.csv"),
@@ -73,7 +73,7 @@ if gcc:
                  f"throttled, no warm-up: found by its start, unprobed (trace phases in order, run by run: {orders})")
 
     short_args = [prog, "200", "100", "10"]
-    native_short = shim.run(short_args, shim.env(preload=False), timeout=60)
+    native_short = shim.native(short_args, timeout=60)
     env0 = shim.env(P=2, gat=shim.path("throttled0"), trace=shim.path("trace-nocheck-%p.csv"), APSHIM_CONFINE_CHECK=0)
     with CoRunner(shim, env0, 2):
         r0 = shim.run(short_args, env0, timeout=90)

@@ -33,7 +33,7 @@ stopped = "the program sets CPU affinity itself"
 
 for mode in ("probe", "pin", "rawpin", "syscallpin"):
     args = [prog, mode, "12", "100000000"]
-    native = shim.run(args, shim.env(preload=False), timeout=120)
+    native = shim.native(args, timeout=120)
     check.expect(native.returncode == 0, f"{mode}: runs natively ({native.stderr.strip()[:200]})")
     env = shim.env(P=2, gat=shim.path(f"gat-{mode}"))  # the default log level: what a user sees
     with CoRunner(shim, env, P=2):

@@ -19,7 +19,7 @@ def teams(stderr):
     return (int(a.group(1)) if a else None, int(b.group(1)) if b else None, int(b.group(2)) if b else None)
 
 
-native = shim.run([prog], shim.env(preload=False), timeout=60)
+native = shim.native([prog], timeout=60)
 na, nb, nmax = teams(native.stderr)
 check.expect(native.returncode == 0 and na == 1 and nb == nmax, f"natively A gets 1, B its own default ({na}, {nb}, max {nmax})")
 for name, extra in (("default", {}), ("APSHIM_SHRINK_TEAMS=1", {"APSHIM_SHRINK_TEAMS": "1"})):

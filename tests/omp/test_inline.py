@@ -20,7 +20,7 @@ check = Check("omp.inline")
 args = [prog, "11", "300"]
 
 
-native = shim.run(args, shim.env(preload=False), timeout=60)
+native = shim.native(args, timeout=60)
 check.expect(native.returncode == 0, f"runs natively ({native.stderr.strip()[:200]})")
 want = stdout_words(native.stdout)
 nested = int(want["nested"])

@@ -116,7 +116,7 @@ def alone(kind, attempt):
 
 for kind in kinds:
     # Same answer with and without the shim (small sizes: this is about correctness).
-    native = shim.run([prog] + SMALL[kind], shim.env(preload=False), timeout=20)
+    native = shim.native([prog] + SMALL[kind], timeout=20)
     under = shim.run([prog] + SMALL[kind], env(P=P, gat=shim.path(f"gat-{kind}-small")), timeout=20)
     check.expect(native.returncode == 0 and under.returncode == 0 and result(native.stdout) == result(under.stdout)
                  and "result=" in native.stdout, f"{kind}: same result with and without the shim ({result(under.stdout)})")

@@ -22,7 +22,7 @@ def parse(out):
     return words.get("checksum"), float(words.get("spins_per_handoff", "nan"))
 
 
-native = shim.run(args, shim.env(preload=False), timeout=60)
+native = shim.native(args, timeout=60)
 check.expect(native.returncode == 0, "runs natively")
 env = shim.env(P=2, gat=shim.path("throttled"))
 with CoRunner(shim, env, 2):

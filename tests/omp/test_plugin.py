@@ -13,7 +13,7 @@ build, host, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
 shim = Shim(build)
 check = Check("omp.plugin")
 argv = [host, plugin, "20", "200", "200"]
-native = shim.run(argv, shim.env(preload=False), timeout=60)
+native = shim.native(argv, timeout=60)
 check.expect(native.returncode == 0, f"runs without the shim ({native.stdout.strip()} {native.stderr.strip()[:200]})")
 trace = shim.path("trace.csv")
 r = shim.run(argv, shim.env(trace=trace), timeout=60)

@@ -36,7 +36,7 @@ def widths(w, key):
     return [int(x) for x in w.get(key, "").split(",") if x]
 
 
-native = shim.run(args, shim.env(preload=False), timeout=60)
+native = shim.native(args, timeout=60)
 n = words(native)
 cpus = int(n.get("max_threads", 0))
 check.expect(bool(n) and cpus >= 2 and set(widths(n, "blis_widest")) == {cpus},
@@ -75,7 +75,7 @@ run("P=8", shim.env(P=8, gat=shim.path("gat-p8")))
 # with the library before. libomp's fork cannot tell a sections region: not checked for clang.
 if "gcc" in prog.rsplit("/", 1)[-1]:
     sections_args = [prog, "4", "30", "1500000", "sections"]
-    expected = stdout_words(shim.run(sections_args, shim.env(preload=False), timeout=60).stdout).get("checksum")
+    expected = stdout_words(shim.native(sections_args, timeout=60).stdout).get("checksum")
     env = shim.env(P=2, gat=shim.path("gat-dynamic"), OMP_DYNAMIC="true")
     with CoRunner(shim, env, 2):
         try:

@@ -81,7 +81,7 @@ runs = (2 if sanitized else 5) if gcc else 1
 found = []
 for attempt in range(runs):
     args = args_for(attempt)
-    native = shim.run(args, shim.env(preload=False), timeout=60)
+    native = shim.native(args, timeout=60)
     check.expect(native.returncode == 0, f"runs natively ({native.returncode}: {native.stdout.strip()})")
     env = shim.env(P=2, gat=shim.path(f"throttled{attempt}"), trace=shim.path(f"trace{attempt}-%p.csv"))
     with CoRunner(shim, env, 2):

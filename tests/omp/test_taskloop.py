@@ -22,7 +22,7 @@ check = Check("omp.taskloop")
 args = [prog, "100", "2000", "200"]
 two = {"OMP_NUM_THREADS": "2"}
 
-native = shim.run(args, shim.env(preload=False, **two), timeout=60)
+native = shim.native(args, timeout=60, **two)
 check.expect(native.returncode == 0 and "checksum=" in native.stdout, f"native run ({native.returncode})")
 
 

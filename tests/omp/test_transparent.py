@@ -17,7 +17,7 @@ def answer(out):
     return out.split("time_s=")[0]
 
 
-native = shim.run(args, shim.env(preload=False))
+native = shim.native(args)
 env = shim.env(P=4, trace=shim.path("t-%p.csv"))
 p = shim.spawn(args, env)
 check.expect(wait_for(lambda: count_threads(p.pid, "apshim-ctl"), 5) == 1, "one controller thread while running")

@@ -17,7 +17,7 @@ check = Check("omp.turns")
 cases = {"ordered": ["ordered", "300", "4"], "nowait": ["nowait", "16", "300"]}
 native = {}
 for name, args in cases.items():
-    r = shim.run([prog] + args, shim.env(preload=False, OMP_NUM_THREADS="2"), timeout=60)
+    r = shim.native([prog] + args, timeout=60, OMP_NUM_THREADS="2")
     check.expect(r.returncode == 0 and r.stdout.startswith("ok"), f"{name}: native run ({r.returncode})")
     native[name] = r.stdout
 env = shim.env(P=2, OMP_NUM_THREADS="2")

@@ -46,7 +46,7 @@ def args(kind, rounds):
 
 
 def native(kind, rounds):
-    r = shim.run(args(kind, rounds), shim.env(preload=False, **two), timeout=60)
+    r = shim.native(args(kind, rounds), timeout=60, **two)
     check.expect(r.returncode == 0 and "checksum=" in r.stdout, f"{kind}: native run ({r.returncode})")
     return r.stdout
 

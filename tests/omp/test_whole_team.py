@@ -27,7 +27,7 @@ def words(r):
     return {k: int(v) for k, v in w.items()}
 
 
-native = shim.run(args, shim.env(preload=False, OMP_DYNAMIC="false"), timeout=60)
+native = shim.native(args, timeout=60, OMP_DYNAMIC="false")
 n = words(native)
 check.expect(n.get("incomplete") == 0, f"natively, dynamic adjustment off: every call completes ({native.stdout.strip()})")
 max_threads = n.get("max_threads", 0)

@@ -21,7 +21,7 @@ def checksum(out):
     return words.get("checksum")
 
 
-native = shim.run(args, shim.env(preload=False), timeout=60)
+native = shim.native(args, timeout=60)
 check.expect(native.returncode == 0 and checksum(native.stdout), f"runs natively ({native.returncode}: {native.stdout.strip()})")
 
 

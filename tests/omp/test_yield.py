@@ -30,7 +30,7 @@ args = [prog, "fibu", "32", "10", "6"]  # 6 regions: long enough for several tra
 # beside other load costs a time slice each (two busy loops made them most of a 60 s time-out).
 checksums = {}
 for regions in (6, 2):
-    native = shim.run(args[:-1] + [str(regions)], shim.env(preload=False, OMP_NUM_THREADS=1), timeout=60)
+    native = shim.native(args[:-1] + [str(regions)], timeout=60, OMP_NUM_THREADS=1)
     check.expect(native.returncode == 0, f"runs natively ({native.stderr.strip()[:200]})")
     checksums[regions] = native.stdout.split()[3] if native.returncode == 0 else None
 

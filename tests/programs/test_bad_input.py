@@ -27,7 +27,7 @@ from apshim_test import Check, Shim
 build, argv = sys.argv[1], sys.argv[2:]
 shim = Shim(build)
 check = Check("bad_input")
-native = shim.run(argv, shim.env(preload=False), timeout=120)
+native = shim.native(argv, timeout=120)
 check.expect(native.returncode == 0 and native.stdout, "native run prints its answer")
 answer = native.stdout.split("time_s=")[0]
 

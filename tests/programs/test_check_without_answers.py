@@ -31,7 +31,7 @@ build, prog, gat_fill = sys.argv[1], sys.argv[2], sys.argv[3]
 shim = Shim(build)
 check = Check("shim.check_without_answers")
 args = [prog, "static", "1500", "100"]  # 1500 regions of 64 items of 100 us: 5-10 s
-native = shim.run(args, shim.env(preload=False), timeout=120)
+native = shim.native(args, timeout=120)
 check.expect(native.returncode == 0, f"runs natively ({native.returncode}: {native.stdout.strip()})")
 env = shim.env(P=2, trace=shim.path("trace-%p.csv"), APSHIM_WIDTH_CHECK=0, APSHIM_IDLE_CHECK=0, APSHIM_USE_IDLE=0)
 job, fill, ready = beside_stopping_holder(shim, check, args, env, gat_fill)

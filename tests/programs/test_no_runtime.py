@@ -8,7 +8,7 @@ from apshim_test import Check, Shim
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("no_runtime")
-native = shim.run([prog], shim.env(preload=False))
+native = shim.native([prog])
 for extra in ({}, {"APSHIM_ETA": "banana"}, {"APSHIM_DISABLE": "1"}):
     env = shim.env(P=4, **extra)
     r = shim.run([prog], env)

@@ -28,7 +28,7 @@ build, prog, gat_fill = sys.argv[1], sys.argv[2], sys.argv[3]
 shim = Shim(build)
 check = Check("shim.stopped_lock_holder")
 args = [prog, "static", "1500", "100"]  # 1500 regions of 64 items of 100 us: 5-10 s
-native = shim.run(args, shim.env(preload=False), timeout=120)
+native = shim.native(args, timeout=120)
 
 
 def one_cpu(ms):

@@ -32,7 +32,7 @@ check = Check("shim.windows_end_early")
 CYCLE_MS = 40
 EARLY_MS = 30  # a row this soon after the one before it ended its cycle early
 args = [prog, "static", "600", "100"]  # 600 regions of 64 items of 100 us: 2-4 s
-native = shim.run(args, shim.env(preload=False), timeout=120)
+native = shim.native(args, timeout=120)
 check.expect(native.returncode == 0, f"runs natively ({native.returncode}: {native.stdout.strip()})")
 env = shim.env(P=2, est_cycle_ms=CYCLE_MS, trace=shim.path("trace-%p.csv"), APSHIM_WIDTH_CHECK=0, APSHIM_IDLE_CHECK=0,
                APSHIM_USE_IDLE=0)

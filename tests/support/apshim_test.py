@@ -25,6 +25,7 @@ import atexit
 import csv
 import fcntl
 import glob
+import hashlib
 import json
 import os
 import re
@@ -35,6 +36,9 @@ import sys
 import tempfile
 import time
 
+
+# Set by scripts/test.sh to a folder that keeps native answers for the whole run (Shim.native).
+NATIVE_CACHE_ENV = "TEST_NATIVE_ANSWERS"  # not an APSHIM_* name, which the shim would call unknown
 
 TEST_CPUS = 2  # the size of the tests' world: CI's machine
 TESTS_PER_PAIR = 2  # CI runs `ctest -j2` on its 2 cores: two tests at a time share them
@@ -223,6 +227,41 @@ class Shim:
 
     def run(self, argv, env, timeout=60, **kw):
         return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout, **kw)
+
+    def native(self, argv, timeout=60, **extra):
+        """The program's run without the shim (shim.env(preload=False, **extra)), for its answer
+        only: return code, stdout and stderr, never its time or CPU use.
+
+        Within one run of scripts/test.sh (NATIVE_CACHE_ENV set), a successful answer is kept and
+        reused by every later run of the same program (its path inside the build folder), the same
+        arguments and the same extra environment: the test programs are compiled with the same
+        commands in the three builds (cmake/Sanitizers.cmake), so the full suite reuses what the
+        sanitizer stages' tests ran, and a test that asks twice runs once. Only answers are kept,
+        and only exit 0. Outside test.sh every call runs the program."""
+        cache = os.environ.get(NATIVE_CACHE_ENV)
+        path = None
+        if cache:
+            def build_relative(s):
+                return str(s).replace(self.build_dir, "<build>")
+            key = json.dumps([[build_relative(a) for a in argv],
+                              sorted((k, build_relative(v)) for k, v in extra.items())])
+            path = os.path.join(cache, hashlib.sha256(key.encode()).hexdigest() + ".json")
+            try:
+                with open(path) as f:
+                    kept = json.load(f)
+                print(f"(native answer of {' '.join(build_relative(a) for a in argv)[:120]}: kept from an "
+                      f"earlier run in this test.sh run)", flush=True)
+                return subprocess.CompletedProcess(argv, kept["returncode"], kept["stdout"], kept["stderr"])
+            except (OSError, ValueError, KeyError):
+                pass
+        r = self.run(argv, self.env(preload=False, **extra), timeout=timeout)
+        if path and r.returncode == 0:
+            os.makedirs(cache, exist_ok=True)
+            tmp = f"{path}.{os.getpid()}"
+            with open(tmp, "w") as f:
+                json.dump({"key": key, "returncode": r.returncode, "stdout": r.stdout, "stderr": r.stderr}, f)
+            os.replace(tmp, path)
+        return r
 
 
 def stdout_words(out):

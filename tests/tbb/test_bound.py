@@ -14,7 +14,7 @@ shim = Shim(build)
 check = Check("tbb.bound")
 cpus = len(os.sched_getaffinity(0))
 for mode in ("bind", "free"):
-    native = shim.run([prog, mode], shim.env(preload=False), timeout=30)
+    native = shim.native([prog, mode], timeout=30)
     check.expect(native.returncode == 0, f"{mode}: runs natively ({native.stdout.strip()} {native.stderr.strip()[:200]})")
     for P in (2, 8):
         r = shim.run([prog, mode], shim.env(P=P, gat=shim.path(f"gat-{mode}-{P}")), timeout=30)
@@ -26,7 +26,7 @@ for mode in ("bind", "free"):
             want = f"tbb {P} mask {cpus}\n"
         check.expect(r.returncode == 0 and r.stdout == want,
                      f"{mode} at APSHIM_P={P}: {r.stdout.strip()!r} (want {want.strip()!r}) {r.stderr.strip()[:200]}")
-native = shim.run([prog, "late"], shim.env(preload=False), timeout=30)
+native = shim.native([prog, "late"], timeout=30)
 check.expect(native.returncode == 0 and native.stdout.endswith("mask 1\n"), f"late: natively {native.stdout.strip()!r}")
 env = shim.env(P=2, gat=shim.path("gat-late"))
 with CoRunner(shim, env, 2):

@@ -10,7 +10,7 @@ from apshim_test import Check, Shim
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("tbb.first_calls")
-native = shim.run([prog, "first", "8"], shim.env(preload=False), timeout=60)
+native = shim.native([prog, "first", "8"], timeout=60)
 # What failed is said in full: a clean-clone CI run (2026-12-03, ASan stage) once failed this
 # native run, which 500 runs here, idle and beside an idle-priority hog, did not repeat.
 check.expect(native.returncode == 0, f"runs without the shim (rc {native.returncode}, stdout "

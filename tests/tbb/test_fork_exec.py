@@ -8,7 +8,7 @@ from apshim_test import Check, Shim
 build, prog, rounds = sys.argv[1], sys.argv[2], sys.argv[3]
 shim = Shim(build)
 check = Check("tbb.fork_exec")
-native = shim.run([prog, rounds], shim.env(preload=False), timeout=60)
+native = shim.native([prog, rounds], timeout=60)
 env = shim.env(P=4)
 for attempt in range(3):
     r = shim.run([prog, rounds], env, timeout=60)

@@ -13,7 +13,7 @@ check = Check("tbb.no_leak")
 args = [fin, "10", "400", "200"]
 shm_before = set(os.listdir("/dev/shm"))
 
-native = shim.run(args, shim.env(preload=False), timeout=60)
+native = shim.native(args, timeout=60)
 check.expect(native.returncode == 0 and "threads_after=1" in native.stdout, f"native: {native.stdout.strip()}")
 
 

@@ -10,7 +10,7 @@ build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("tbb.noslot")
 args = [prog, "150", "3"]  # 150 rounds: about 1.5 s natively on 2 cores
-native = shim.run(args, shim.env(preload=False), timeout=60)
+native = shim.native(args, timeout=60)
 check.expect(native.returncode == 0, "runs without the shim")
 trace = shim.path("trace.csv")
 env = shim.env(P=2, trace=trace)

@@ -15,7 +15,7 @@ build, host, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
 shim = Shim(build)
 check = Check("tbb.plugin")
 argv = [host, plugin, "20", "2000", "20"]
-native = shim.run(argv, shim.env(preload=False), timeout=60)
+native = shim.native(argv, timeout=60)
 check.expect(native.returncode == 0, f"runs without the shim ({native.stdout.strip()})")
 trace = shim.path("trace.csv")
 env = shim.env(P=4, trace=trace)

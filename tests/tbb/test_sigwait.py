@@ -8,7 +8,7 @@ from apshim_test import Check, Shim
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("tbb.sigwait")
-native = shim.run([prog, "10"], shim.env(preload=False), timeout=60)
+native = shim.native([prog, "10"], timeout=60)
 check.expect(native.returncode == 0, f"natively every signal arrives ({native.stderr.strip()})")
 r = shim.run([prog, "10"], shim.env(P=4), timeout=60)
 check.expect(r.returncode == 0 and r.stdout == native.stdout,

@@ -22,7 +22,7 @@ def grants(out):
     return [(int(l.split()[0][2:]), int(l.split()[1][8:]), int(l.split()[2][10:])) for l in out.splitlines() if l.startswith("t=")]
 
 
-r = shim.run([client, "3", "300"], shim.env(preload=False))
+r = shim.native([client, "3", "300"])
 check.expect(r.stdout.strip() == "no TCM", f"without the shim the process has no TCM ({r.stdout.strip()!r})")
 r = shim.run([client, "3", "300"], shim.env(P=4, gat=shim.path("off"), TCM_ENABLE=0))
 check.expect(r.stdout.strip() == "connect refused", f"TCM_ENABLE=0: the shim refuses, TBB keeps its market ({r.stdout.strip()!r})")
@@ -45,7 +45,7 @@ def answer(out):
     return out.split("time_s=")[0]
 
 
-native = shim.run(args, shim.env(preload=False, LD_LIBRARY_PATH=lib), timeout=120)
+native = shim.native(args, timeout=120, LD_LIBRARY_PATH=lib)
 check.expect(native.returncode == 0 and "checksum=" in native.stdout, "tbb_rounds runs natively on the wheel")
 v = shim.run(args, shim.env(P=4, gat=shim.path("v"), LD_LIBRARY_PATH=lib, TBB_VERSION=1, APSHIM_LOG="info"), timeout=120)
 check.expect("TCM: VERSION            apshim" in v.stderr, "the wheel's oneTBB reports the shim as its TCM")

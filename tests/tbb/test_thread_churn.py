@@ -12,7 +12,7 @@ build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("tbb.thread_churn")
 args = [prog, "churn", "1100", "250", "6"]
-native = shim.run(args, shim.env(preload=False), timeout=120)
+native = shim.native(args, timeout=120)
 check.expect(native.returncode == 0, "runs without the shim")
 trace = shim.path("trace.csv")
 r = shim.run(args, shim.env(P=2, trace=trace), timeout=120)

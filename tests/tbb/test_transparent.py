@@ -16,7 +16,7 @@ def answer(out):
     return out.split("time_s=")[0]
 
 
-native = shim.run(args, shim.env(preload=False))
+native = shim.native(args)
 env = shim.env(P=4, trace=shim.path("t-%p.csv"))
 p = shim.spawn(args, env)
 ctl = wait_for(lambda: count_threads(p.pid, "apshim-ctl"), 5)

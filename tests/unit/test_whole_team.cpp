@@ -58,6 +58,56 @@ TEST_CASE("only BLIS's teams spin at their meetings, and a team that does not sp
     delete state;
 }
 
+TEST_CASE("a spinning team read at a sample stays until its region ends, also one not yet counted open then", "[whole_team]") {
+    using apshim::omp_adapter::end_spinning_team;
+    using apshim::omp_adapter::SpinningSeen;
+    using apshim::omp_adapter::spinning_team_at_sample;
+    auto* state = new apshim::omp_adapter::State;
+    SpinningSeen seen;
+    CHECK(spinning_team_at_sample(*state, seen) == 0);
+    // A region begun and counted open: read at every sample until it ends.
+    CHECK(apshim::omp_adapter::begin_spinning_team(*state, 2, /*spins=*/true, /*sees_end=*/true));
+    CHECK(spinning_team_at_sample(*state, seen) == 2);
+    CHECK(spinning_team_at_sample(*state, seen) == 2);
+    end_spinning_team(*state);
+    CHECK(spinning_team_at_sample(*state, seen) == 0);
+    // A sample between begin_spinning_team()'s two steps: the team raised, the region not yet
+    // counted open. The next samples, with the region open, still read its team (they read none
+    // before the sixty-eighth session, and the region ran confined below it).
+    state->spinning_team.store(2);
+    CHECK(spinning_team_at_sample(*state, seen) == 2);
+    state->spinning_open.fetch_add(1);
+    CHECK(spinning_team_at_sample(*state, seen) == 2);
+    CHECK(spinning_team_at_sample(*state, seen) == 2);
+    end_spinning_team(*state);
+    CHECK(spinning_team_at_sample(*state, seen) == 0);
+    // A team begun and ended between two samples: read once, then forgotten.
+    state->spinning_team.store(3);
+    CHECK(spinning_team_at_sample(*state, seen) == 3);
+    CHECK(spinning_team_at_sample(*state, seen) == 0);
+    delete state;
+}
+
+TEST_CASE("a sections region counts as spinning once held open through kSectionsHeldSamples samples", "[whole_team]") {
+    using apshim::omp_adapter::begin_sections_team;
+    using apshim::omp_adapter::end_sections_team;
+    using apshim::omp_adapter::kSectionsHeldSamples;
+    using apshim::omp_adapter::SpinningSeen;
+    using apshim::omp_adapter::spinning_team_at_sample;
+    auto* state = new apshim::omp_adapter::State;
+    SpinningSeen seen;
+    CHECK(begin_sections_team(*state, 2));
+    CHECK(spinning_team_at_sample(*state, seen) == 0);  // begun since the last sample
+    for (int held = 1; held < kSectionsHeldSamples; ++held) CHECK(spinning_team_at_sample(*state, seen) == 0);
+    CHECK(spinning_team_at_sample(*state, seen) == 2);
+    CHECK(begin_sections_team(*state, 2));  // another begins: held afresh
+    CHECK(spinning_team_at_sample(*state, seen) == 0);
+    end_sections_team(*state);
+    end_sections_team(*state);
+    CHECK(spinning_team_at_sample(*state, seen) == 0);
+    delete state;
+}
+
 TEST_CASE("a sections region of a team of two or more is counted open and begun, a team of one is not", "[whole_team]") {
     using apshim::omp_adapter::begin_sections_team;
     using apshim::omp_adapter::end_sections_team;
