@@ -43,29 +43,8 @@ Sample OmpAdapter::sample() {
         out = sampler_.sample(state_.slots, state_.limit.load(), timed_throughout_ && timing);
         timed_throughout_ = timing;
     }
-    out.spinning_team = spinning_team_now();
+    out.spinning_team = spinning_team_at_sample(state_, spinning_seen_);
     return out;
-}
-
-// The widest spinning team begun since the last sample, or still open from before, and a sections
-// region's once it stayed open through kSectionsHeldSamples samples with none begun (whole_team.hpp).
-int OmpAdapter::spinning_team_now() noexcept {
-    int team = state_.spinning_team.exchange(0, std::memory_order_relaxed);
-    if (state_.spinning_open.load(std::memory_order_relaxed) > 0) {
-        team = std::max(team, open_spinning_team_);
-        open_spinning_team_ = team;
-    } else {
-        open_spinning_team_ = 0;
-    }
-    unsigned begun = state_.sections_begun.load(std::memory_order_relaxed);
-    if (state_.sections_open.load(std::memory_order_relaxed) > 0 && begun == sections_begun_) {
-        if (++sections_held_ >= kSectionsHeldSamples)
-            team = std::max(team, state_.sections_team.load(std::memory_order_relaxed));
-    } else {
-        sections_held_ = 0;
-    }
-    sections_begun_ = begun;
-    return team;
 }
 
 // Unmeasured libomp (no OMPT): its regions are not seen, so it never reads quiet.
@@ -165,10 +144,10 @@ void OmpAdapter::after_fork_child() {
     state_.team_extras.store(0);
     state_.spinning_open.store(0);
     state_.spinning_team.store(0);
-    open_spinning_team_ = 0;
+    spinning_seen_.open_team = 0;
     state_.sections_open.store(0);
     state_.sections_team.store(0);
-    sections_held_ = 0;
+    spinning_seen_.sections_held = 0;
     state_.lot.reset();
     state_.cpu_total.reset();
     sampler_.reset();

@@ -8,6 +8,7 @@
 #include "adapters/adapter.hpp"
 #include "adapters/common/slot_sampler.hpp"
 #include "adapters/omp/omp_state.hpp"
+#include "adapters/omp/whole_team.hpp"
 
 namespace apshim::omp_adapter {
 
@@ -38,7 +39,6 @@ private:
     Sample unmeasured_sample();
     Sample several_copies_sample();
     Sample fair_share_sample();
-    int spinning_team_now() noexcept;
     std::atomic<const char*> name_;
     State& state_;
     bool needs_ompt_;
@@ -46,9 +46,7 @@ private:
     RecentMax recent_limits_;
     std::uint64_t last_ns_ = 0, last_forks_ = 0;
     bool timed_throughout_ = false;  // the hooks timed everything since the last sample (tbb_adapter.cpp)
-    int open_spinning_team_ = 0;     // the widest spinning team of those still open (spinning_team_now)
-    unsigned sections_begun_ = 0;    // State::sections_begun at the last sample
-    int sections_held_ = 0;          // samples since, a sections region open and none begun
+    SpinningSeen spinning_seen_;     // spinning teams, from sample to sample (whole_team.hpp)
 };
 
 extern OmpAdapter g_kmp, g_gomp;

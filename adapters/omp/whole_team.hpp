@@ -119,6 +119,18 @@ void end_sections_team(State& s) noexcept;
 // it counts as spinning: 15 ms at the default 5 ms cycle.
 inline constexpr int kSectionsHeldSamples = 3;
 
+// What the controller's samples (OmpAdapter::sample) keep from one to the next about spinning teams.
+struct SpinningSeen {
+    int open_team = 0;            // the widest spinning team the last sample read, open then or begun just before
+    unsigned sections_begun = 0;  // State::sections_begun at the last sample
+    int sections_held = 0;        // samples since, a sections region open and none begun
+};
+
+// At a controller's sample: the widest spinning team begun since the last sample, or still open
+// from before, and a sections region's once it stayed open through kSectionsHeldSamples samples
+// with none begun (0: none). Consumes State::spinning_team.
+int spinning_team_at_sample(State& s, SpinningSeen& seen) noexcept;
+
 // The decision for a file name (the basename of dladdr's dli_fname), exposed for the unit tests.
 TeamNeed library_team_need(const char* file) noexcept;
 
