@@ -105,7 +105,11 @@ rm -rf "$TEST_NATIVE_ANSWERS"
 # built with the same commands in each (cmake/Sanitizers.cmake), so they compile once. It lives in
 # this folder, so that a clean clone starts cold, as CI does.
 export CCACHE_DIR="$PWD/build-ccache" CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-CACHE=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# With it, every build's debug information as line tables only (APSHIM_DEBUG_LINES, CMakeLists.txt:
+# backtraces and sanitizer reports keep their files and lines): a fifth to two fifths less compile
+# time. The same arguments for the three builds and the Python package's (CMAKE_ARGS below), so
+# that the cache serves a command compiled once to all of them.
+CACHE=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DAPSHIM_DEBUG_LINES=ON)
 # The compilers by the names pip's build of the Python package uses too (Python's own CC and CXX):
 # the cache tells g++ from c++, CMake's default name.
 export CC=gcc CXX=g++

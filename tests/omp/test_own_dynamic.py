@@ -52,7 +52,8 @@ def timed(cmd, env, timeout=90):
     return r, words(r), time.monotonic() - start
 
 
-native, n, _ = timed(args, shim.env(preload=False))
+native = shim.native(args, timeout=90)
+n = words(native)
 check.expect(bool(n), f"runs natively ({native.returncode}: {native.stdout.strip()})")
 answer, regions = n.get("checksum"), n.get("regions", 0)
 
