@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "gat/proc.hpp"
+
 namespace apshim::confine {
 namespace {
 
@@ -588,6 +590,16 @@ static void move_through(pid_t tid, int cpu) noexcept {
     to_original(tid);
 }
 
+// The threads a spread moves, those running now first (state R in /proc): the spread deals the
+// CPUs out in turn, so the running ones each get a CPU of their own before a sleeping thread takes
+// a turn (a sanitizer's background thread, an interpreter's or a library's idle helpers, created
+// before the team's workers and listed between them). In thread-id order a team of two on 2 CPUs
+// behind one sleeping thread got the same CPU twice, and the kernel took tens of milliseconds to
+// part them. Where /proc cannot be read every thread reads as not running: the order stays.
+static void running_first(std::vector<pid_t>& tids) noexcept {
+    std::stable_partition(tids.begin(), tids.end(), [](pid_t tid) { return gat::read_proc(tid).state == 'R'; });
+}
+
 // A thread created by one that move_through holds on one CPU inherits that CPU alone, and would
 // read as bound by the program (foreign): a program starting a team of 1000 threads while the
 // start spread its master lost confinement for good in 2 runs of 4 ("the program sets CPU
@@ -638,6 +650,7 @@ void release(bool spread) noexcept {
     std::vector<pid_t> tids = list_threads(&listed);
     if (!listed)  // no /proc any more: the threads we confined are the ones we know
         for (const ThreadSeen& t : g_threads) tids.push_back(t.tid);
+    if (!order.empty()) running_first(tids);
     for (pid_t tid : tids) {
         cpu_set_t m;
         if (!get_mask(tid, m) || narrowed_at(tid, narrowed) < narrowed) continue;
@@ -665,7 +678,9 @@ int spread(pid_t skip_tid) noexcept {
     // original, as while confined.
     g_active.store(true, std::memory_order_release);
     std::size_t next = 0;
-    for (pid_t tid : list_threads()) {
+    std::vector<pid_t> tids = list_threads();
+    running_first(tids);
+    for (pid_t tid : tids) {
         cpu_set_t m;
         if (tid == skip_tid || !get_mask(tid, m) || !CPU_EQUAL(&m, &g_allowed)) continue;  // the program's own
         move_through(tid, g_cpu_order[next++ % g_cpu_order.size()]);
