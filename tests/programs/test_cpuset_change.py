@@ -117,7 +117,7 @@ natives = {}  # argv -> the native stdout: omp_work's checksum does not depend o
 
 def expect_native_answer(name, proc, out, argv):
     if tuple(argv) not in natives:
-        natives[tuple(argv)] = shim.run(argv, shim.env(preload=False), timeout=120).stdout
+        natives[tuple(argv)] = shim.native(argv, timeout=120).stdout
     native = natives[tuple(argv)]
     check.expect(proc.returncode == 0 and checksum(out) and checksum(out) == checksum(native),
                  f"{name}: the native answer ({proc.returncode}: {out.strip()}; natively {native.strip()})")
