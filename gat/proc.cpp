@@ -1,5 +1,6 @@
 #include "gat/proc.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -49,6 +50,17 @@ std::uint64_t thread_run_ns(pid_t tid) {
     if (n <= 0) return 0;
     buf[n] = '\0';
     return std::strtoull(buf, nullptr, 10);
+}
+
+std::vector<pid_t> self_threads(bool* readable) {
+    std::vector<pid_t> tids;
+    DIR* d = opendir("/proc/self/task");
+    if (readable) *readable = d != nullptr;
+    if (!d) return tids;
+    while (dirent* e = readdir(d))
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+    closedir(d);
+    return tids;
 }
 
 bool thread_of(pid_t pid, pid_t tid) {

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace apshim::gat {
 
@@ -21,6 +22,10 @@ ProcInfo read_proc(pid_t pid);
 // The time thread `tid` has run on a CPU, ns (/proc/<tid>/schedstat's first field); 0 when
 // unreadable (a kernel without schedstats).
 std::uint64_t thread_run_ns(pid_t tid);
+
+// This process's threads (/proc/self/task); none, and *readable false, where that cannot be read
+// (no /proc: a container or a chroot without it, or a program that chroot()s itself).
+std::vector<pid_t> self_threads(bool* readable = nullptr);
 
 // Whether thread `tid` belongs to process `pid` (/proc/<pid>/task/<tid> exists).
 bool thread_of(pid_t pid, pid_t tid);

@@ -239,19 +239,6 @@ void compute_cpu_order() {
     for (const Cpu& c : cpus) g_cpu_order.push_back(c.cpu);
 }
 
-// The process's threads (/proc/self/task); none, and *readable false, where that cannot be read
-// (no /proc: a container or a chroot without it, or a program that chroot()s itself).
-std::vector<pid_t> list_threads(bool* readable = nullptr) {
-    std::vector<pid_t> tids;
-    DIR* d = opendir("/proc/self/task");
-    if (readable) *readable = d != nullptr;
-    if (!d) return tids;
-    while (dirent* e = readdir(d))
-        if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
-    closedir(d);
-    return tids;
-}
-
 bool set_and_true(const char* name, std::initializer_list<const char*> off_values) {
     const char* v = std::getenv(name);
     if (!v || !*v) return false;
@@ -322,7 +309,7 @@ int probe_child(void*) {
 void check_system() noexcept {
     if (g_why_off) return;
     bool listed = false;
-    list_threads(&listed);
+    gat::self_threads(&listed);
     if (!listed) {
         g_why_off = kNoThreadList;
         g_off_by_fault = true;
@@ -518,7 +505,7 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     // Active before the first thread is confined: from then on the interposers show the original.
     g_active.store(true, std::memory_order_release);
     bool listed = false;
-    const std::vector<pid_t> tids = list_threads(&listed);
+    const std::vector<pid_t> tids = gat::self_threads(&listed);
     if (!listed) {  // confined threads could be neither followed nor let go: stop while we know them
         g_why_off = kNoThreadList;
         g_off_by_fault = true;
@@ -614,7 +601,7 @@ static void settle_spread(bool spread_ended) noexcept {
     if (g_residue_looks == 0) return;
     --g_residue_looks;
     const int narrowed = g_narrowed_count.load(std::memory_order_acquire);
-    for (pid_t tid : list_threads()) {
+    for (pid_t tid : gat::self_threads()) {
         cpu_set_t m, left;
         if (!get_mask(tid, m) || CPU_COUNT(&m) != 1 || (active() && CPU_EQUAL(&m, &g_last))) continue;
         CPU_AND(&left, &m, &g_spread_cpus);
@@ -647,7 +634,7 @@ void release(bool spread) noexcept {
     const bool changed = !CPU_EQUAL(&allowed_now, &g_original);
     const int narrowed = g_narrowed_count.load(std::memory_order_acquire);
     bool listed = false;
-    std::vector<pid_t> tids = list_threads(&listed);
+    std::vector<pid_t> tids = gat::self_threads(&listed);
     if (!listed)  // no /proc any more: the threads we confined are the ones we know
         for (const ThreadSeen& t : g_threads) tids.push_back(t.tid);
     if (!order.empty()) running_first(tids);
@@ -678,7 +665,7 @@ int spread(pid_t skip_tid) noexcept {
     // original, as while confined.
     g_active.store(true, std::memory_order_release);
     std::size_t next = 0;
-    std::vector<pid_t> tids = list_threads();
+    std::vector<pid_t> tids = gat::self_threads();
     running_first(tids);
     for (pid_t tid : tids) {
         cpu_set_t m;
@@ -704,7 +691,7 @@ void reset_thread_mask() noexcept {
     // (OMP_PROC_BIND) may have bound the main thread before our constructor ran (libgomp binds it
     // in its own), so the captured mask alone can be a single CPU.
     cpu_set_t all = g_original;
-    for (pid_t tid : list_threads()) {
+    for (pid_t tid : gat::self_threads()) {
         cpu_set_t m;
         if (get_mask(tid, m)) CPU_OR(&all, &all, &m);
     }

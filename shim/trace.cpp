@@ -1,6 +1,5 @@
 #include "shim/trace.hpp"
 
-#include <dirent.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -9,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "gat/proc.hpp"
 #include "shim/log.hpp"
 
 namespace apshim {
@@ -43,23 +43,10 @@ void Trace::write(const TraceRow& r) {
 }
 
 int threads_running() noexcept {
-    DIR* d = opendir("/proc/self/task");
-    if (!d) return 0;
+    const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));  // the controller itself, running while it looks
     int running = 0;
-    const long self = syscall(SYS_gettid);  // the controller itself, running while it looks
-    while (dirent* e = readdir(d)) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9' || std::atol(e->d_name) == self) continue;
-        char path[320], buf[256];
-        std::snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
-        FILE* f = std::fopen(path, "re");
-        if (!f) continue;
-        std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-        std::fclose(f);
-        buf[n] = '\0';
-        const char* close_paren = std::strrchr(buf, ')');  // the name may hold spaces and parens
-        if (close_paren && close_paren[1] == ' ' && close_paren[2] == 'R') ++running;
-    }
-    closedir(d);
+    for (pid_t tid : gat::self_threads())
+        if (tid != self && gat::read_proc(tid).state == 'R') ++running;
     return running;
 }
 

@@ -11,11 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -1012,4 +1014,24 @@ TEST_CASE("the idle processors are the ones no job holds, and a job taking some 
     CHECK(woken(*a, sa, seen));
     CHECK(a->current(sa, &now_procs, 1000000000ull, &now_idle) == 1);
     CHECK(now_idle.count() == 3);  // B left: idle again
+}
+
+TEST_CASE("self_threads lists this process's threads; read_proc reads a spinning one as running", "[proc]") {
+    const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
+    std::atomic<pid_t> spinner{0};
+    std::atomic<bool> stop{false};
+    std::thread t([&] {
+        spinner.store(static_cast<pid_t>(syscall(SYS_gettid)));
+        while (!stop.load()) {}
+    });
+    while (spinner.load() == 0) usleep(100);
+    bool readable = false;
+    const std::vector<pid_t> tids = gat::self_threads(&readable);
+    CHECK(readable);
+    CHECK(std::find(tids.begin(), tids.end(), self) != tids.end());
+    CHECK(std::find(tids.begin(), tids.end(), spinner.load()) != tids.end());
+    CHECK(gat::read_proc(spinner.load()).state == 'R');  // spinning: running or runnable, never asleep
+    stop.store(true);
+    t.join();
+    CHECK(gat::read_proc(self).state == 'R');  // the reader itself runs while it reads
 }
