@@ -31,6 +31,7 @@
 
 #include "adapters/common/clock.hpp"
 #include "adapters/common/next_fn.hpp"
+#include "adapters/omp/kmp_roots.hpp"
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/parking.hpp"
 #include "adapters/omp/thread_state.hpp"
@@ -56,6 +57,7 @@ NextFn<PushNumThreads> next_push_num_threads{"__kmpc_push_num_threads", &g_kmp_s
 BesideFn<GlobalThreadNum, ForkCall> real_global_thread_num{next_fork_call, "__kmpc_global_thread_num"};
 OmpQueries<ForkCall> kmp{next_fork_call};
 APSHIM_RESOLVE_AT_LOAD(next_fork_call)
+BesideFn<int (*)(), ForkCall> real_num_procs{next_fork_call, "omp_get_num_procs"};
 APSHIM_RESOLVE_AT_LOAD(next_push_num_threads)
 APSHIM_RESOLVE_AT_LOAD(real_global_thread_num)
 APSHIM_RESOLVE_AT_LOAD(kmp)
@@ -168,6 +170,13 @@ void follow_blocktime() noexcept {
 // (NPB EP, CG and MG run their whole timed loop in one) follows confinement from its next barrier
 // on, each thread on its own. The ICV is per region (the next fork copies the forking thread's
 // again), so the value is asked of libomp rather than remembered: one call per barrier.
+// The libomp the program forks through (none before its first fork there): the shim's roots
+// register with it (kmp_roots.hpp).
+KmpEntries kmp_root_entries() noexcept {
+    if (!next_fork_call.get_if_known()) return {};
+    return {kmp.max_threads.get(), real_num_procs.get()};
+}
+
 void follow_blocktime_at_barrier() noexcept {
     int shim_default = shim_kmp_blocktime();
     if (shim_default < 0 || g_program_set_blocktime.load(std::memory_order_relaxed)) return;
