@@ -3,7 +3,6 @@
 
 #include <linux/futex.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,13 +52,9 @@ bool start_root(int i, const KmpEntries& entries) noexcept {
     if (pthread_attr_init(&attr) != 0) return false;
     // It calls two libomp queries and waits: a small stack (libomp's root set-up takes a few KiB).
     pthread_attr_setstacksize(&attr, 256 * 1024);
-    // Every signal blocked, as the controller's thread has them: the program's handlers run on its
-    // own threads, never on one of ours.
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    // Created on the controller's thread, it inherits that thread's signal mask: the program's
+    // asynchronous signals blocked, the synchronous fault signals open (shim/controller.cpp).
     r.started = pthread_create(&r.thread, &attr, root_main, &g_start[i]) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     pthread_attr_destroy(&attr);
     if (r.started) pthread_setname_np(r.thread, "apshim-kmp");
     return r.started;
