@@ -163,13 +163,6 @@ void follow_blocktime() noexcept {
 
 }  // namespace
 
-// libomp reads a waiting thread's blocktime at each barrier from that thread's own ICV, which the
-// fork copied from the forking thread and kmp_set_blocktime on the thread itself changes for the
-// rest of the region (libomp 14: __kmp_barrier copies it into th_team_bt_intervals after the
-// OMPT sync_region_wait callback that calls this). So a region forked before its job was confined
-// (NPB EP, CG and MG run their whole timed loop in one) follows confinement from its next barrier
-// on, each thread on its own. The ICV is per region (the next fork copies the forking thread's
-// again), so the value is asked of libomp rather than remembered: one call per barrier.
 // The libomp the program forks through (none before its first fork there): the shim's roots
 // register with it (kmp_roots.hpp).
 KmpEntries kmp_root_entries() noexcept {
@@ -177,6 +170,13 @@ KmpEntries kmp_root_entries() noexcept {
     return {kmp.max_threads.get(), real_num_procs.get()};
 }
 
+// libomp reads a waiting thread's blocktime at each barrier from that thread's own ICV, which the
+// fork copied from the forking thread and kmp_set_blocktime on the thread itself changes for the
+// rest of the region (libomp 14: __kmp_barrier copies it into th_team_bt_intervals after the
+// OMPT sync_region_wait callback that calls this). So a region forked before its job was confined
+// (NPB EP, CG and MG run their whole timed loop in one) follows confinement from its next barrier
+// on, each thread on its own. The ICV is per region (the next fork copies the forking thread's
+// again), so the value is asked of libomp rather than remembered: one call per barrier.
 void follow_blocktime_at_barrier() noexcept {
     int shim_default = shim_kmp_blocktime();
     if (shim_default < 0 || g_program_set_blocktime.load(std::memory_order_relaxed)) return;
