@@ -1,6 +1,5 @@
 #include "shim/confine.hpp"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
