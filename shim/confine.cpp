@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "adapters/common/clock.hpp"
 #include "gat/proc.hpp"
 
 namespace apshim::confine {
@@ -107,11 +109,21 @@ std::atomic<bool> g_program_binds{false};  // for good: a binding kept, or one o
 unsigned g_program_calls = 0;              // setaffinity calls of the program so far
 bool g_reconfine = false;                  // a thread went back to the whole mask: set every thread again
 // Controller only: the program's calls at its last apply(), and how many applies in a row have
-// seen narrowed threads while calls went on. A binding is kept once the calls stop with threads
-// still narrowed, or after kSettleApplies applies of calls (a program that keeps rebinding binds).
+// seen narrowed threads while calls went on. A binding is kept after kSettleApplies applies of
+// calls (a program that keeps rebinding binds), or once the calls have stopped with threads still
+// narrowed and one of them has run kKeptRunNs there (or the calls have been quiet kKeptQuietNs).
+// Quiet alone is no binding: a topology probe (libomp's, at its first parallel region) binds the
+// thread to each CPU in turn, and a thread niced below a process on that CPU can wait there for
+// longer than a cycle between two calls. Read as kept at the next apply, confinement stopped for
+// good right after the start in 1 run of 20 (4 of 20 with more threads of ours on the job's CPU:
+// docs/enforcement.md, seventieth session); the probe runs microseconds between its calls.
 unsigned g_calls_seen = 0;
 int g_settling = 0;
 constexpr int kSettleApplies = 20;
+std::uint64_t g_quiet_since_ns = 0;                   // the first apply that saw no new call; 0: none yet
+std::vector<std::pair<pid_t, std::uint64_t>> g_quiet_runs;  // each narrowed thread's run time then
+constexpr std::uint64_t kKeptRunNs = 20'000'000;
+constexpr std::uint64_t kKeptQuietNs = 1'000'000'000;
 // Controller only: every kScanApplies applies, the masks of the threads already confined are
 // read back, for bindings no interposer saw (note_narrowed).
 unsigned g_applies = 0;
@@ -396,6 +408,26 @@ bool foreign(const cpu_set_t& m) {
     return !covers_allowed(m) && !shown_for(m, g_last) && !shown_for(m, g_previous);
 }
 
+// g_apply_mutex held, the program's calls quiet since the last apply, n threads narrowed: whether
+// their binding stays (g_quiet_since_ns). A thread's run time reads 0 where the kernel keeps no
+// schedstats: then the quiet time alone decides.
+bool binding_stays(int n) {
+    const std::uint64_t now = now_ns();
+    if (g_quiet_since_ns == 0) {
+        g_quiet_since_ns = now;
+        g_quiet_runs.clear();
+        for (int i = 0; i < n; ++i) {
+            const pid_t tid = g_narrowed[i].load(std::memory_order_relaxed);
+            g_quiet_runs.emplace_back(tid, gat::thread_run_ns(tid));
+        }
+        return false;
+    }
+    if (now - g_quiet_since_ns >= kKeptQuietNs) return true;
+    for (const auto& [tid, then] : g_quiet_runs)
+        if (narrowed_at(tid, n) < n && gat::thread_run_ns(tid) >= then + kKeptRunNs) return true;
+    return false;
+}
+
 // g_apply_mutex held. What the program's own setaffinity calls amount to now: none (then every
 // thread it took back to the whole mask is confined again), still settling (leave every thread
 // alone this cycle), or a binding it keeps.
@@ -415,12 +447,16 @@ Bindings program_bindings() {
     if (n == 0) {
         g_settling = 0;
         g_calls_seen = g_program_calls;
+        g_quiet_since_ns = 0;
         if (g_reconfine) g_threads.clear();  // every thread is set to the mask again below
         g_reconfine = false;
         return Bindings::none;
     }
-    if (g_program_calls != g_calls_seen && ++g_settling < kSettleApplies) {
+    if (g_program_calls != g_calls_seen) {
         g_calls_seen = g_program_calls;
+        g_quiet_since_ns = 0;
+        if (++g_settling < kSettleApplies) return Bindings::settling;
+    } else if (!binding_stays(n)) {
         return Bindings::settling;
     }
     g_program_binds.store(true, std::memory_order_release);
@@ -739,6 +775,7 @@ void after_fork_child() noexcept {
     g_narrowed_count.store(0, std::memory_order_relaxed);
     g_reconfine = false;
     g_settling = 0;
+    g_quiet_since_ns = 0;
     if (ours) to_original(0);
     g_threads.clear();
     g_confined_cpus.store(0, std::memory_order_relaxed);

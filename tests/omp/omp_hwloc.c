@@ -7,6 +7,10 @@
  * "rawpin" binds them so halfway through, with the raw system call, as libraries dlopen'ed with
  * RTLD_DEEPBIND (oneTBB's tbbbind loads hwloc so) do: no interposer sees it. "syscallpin" does so
  * through libc's syscall(SYS_sched_setaffinity), as libomp's affinity code does (KMP_AFFINITY).
+ * "probe" then probes again after the first region, as libomp's topology code does at its first
+ * (libc's syscall, each CPU in turn, then the mask it read), with a pause of 0.25 s on each CPU: a
+ * probing thread niced below a process on that CPU waits so long there, and that is no binding
+ * either.
  *   omp_hwloc probe|pin|rawpin|syscallpin ROUNDS ITERS     ROUNDS regions of a static loop of ITERS steps
  * stdout: "omp_hwloc pus <n> checksum=<c>" (the same for every team size); stderr, pinned:
  * "pins lost <l> of <n>": threads no longer on the one CPU they chose at the end (raw system call). */
@@ -48,6 +52,16 @@ static int syscall_pin(int cpu) {
     cpu_set_t one = only(cpu);
     return syscall(SYS_sched_setaffinity, 0, sizeof one, &one) == 0 ? 0 : 1;
 }
+/* Each of the first 4 CPUs of the start mask in turn, 0.25 s on each, then the start mask. */
+static int slow_probe(void) {
+    int failed = 0;
+    for (int n = 0; n < CPU_COUNT(&start_mask) && n < 4; ++n) {
+        cpu_set_t one = only(nth_cpu(n));
+        failed |= syscall(SYS_sched_setaffinity, 0, sizeof one, &one) != 0;
+        usleep(250000);
+    }
+    return failed | (syscall(SYS_sched_setaffinity, 0, sizeof start_mask, &start_mask) != 0);
+}
 static int raw_is_pinned(int cpu) {
     cpu_set_t m;
     return kernel_mask(&m) && CPU_COUNT(&m) == 1 && CPU_ISSET(cpu, &m);
@@ -70,6 +84,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     const int pus = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PU);
+    const int probe = strcmp(argv[1], "probe") == 0;
     int failed = 0;
     if (pin) {
 #pragma omp parallel reduction(+ : failed)
@@ -82,6 +97,7 @@ int main(int argc, char** argv) {
     }
     uint64_t sum = 0;
     for (int r = 0; r < rounds; ++r) {
+        if (probe && r == 1) failed += slow_probe(); /* the team and the shim at work: mid-run */
         if (late_pin && r == rounds / 2) {
 #pragma omp parallel reduction(+ : failed)
             failed += syscallpin ? syscall_pin(nth_cpu(omp_get_thread_num())) : raw_pin(nth_cpu(omp_get_thread_num()));

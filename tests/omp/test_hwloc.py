@@ -6,6 +6,11 @@ Throttled (a stand-in co-runner holds the rest of a table of P = 2, so the job h
   must not take that for the program binding its threads: it says nothing about it, and the
   job keeps at most about one processor busy, from /proc (GROMACS kept 1.95 of 2 at allotment 1
   before the shim told the two apart).
+  Then, after the first region, a probe as libomp's at its first region (libc's syscall, each
+  CPU in turn, then the mask it read) with 0.25 s on each CPU, as long as a probing thread niced
+  below a process on that CPU can wait there: no binding either. The shim once took the calls'
+  pause for a binding kept (1 run in 20 of omp.clang.outside_load's niced job beside a hog on one
+  CPU; docs/enforcement.md, seventieth session).
 - `pin`: then every OpenMP thread binds itself to a CPU of its own (GROMACS's `mdrun -pin on`):
   the shim says it stops confining, at its default log level (a warning: the user may not know
   that the program pins, and the program is no longer held to its allotment), and the threads
