@@ -448,6 +448,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     std::uint64_t busy = 0, marks = 0, region_ends = 0;
     int usage = 0, spinning_team = 0;
     bool timed = false, clocks = false, markable = false;
+    bool marks_counted = true;  // every adapter that counts marks counted them the whole cycle
     Adapter* list[kMaxAdapters];
     int n = 0;
     for (auto& slot : adapters_) {
@@ -461,7 +462,10 @@ void Controller::cycle(std::uint64_t now) noexcept {
         marks += smp.marks;
         region_ends += smp.region_ends;
         spinning_team = std::max(spinning_team, smp.spinning_team);
-        markable = markable || a->marks_progress();
+        if (a->marks_progress()) {
+            markable = true;
+            marks_counted = marks_counted && smp.measure == Sample::Measure::timed;
+        }
         usage += smp.usage;
         timed = timed || smp.measure == Sample::Measure::timed;
         clocks = clocks || smp.measure == Sample::Measure::clocks;
@@ -597,7 +601,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     bool width_checking = a > 0 && opts_.width_check && opts_.confine && !confine::why_off() && markable &&
                           !s.check.overrides() && s.P <= CPU_COUNT(&confine::allowed());
     int width = running_procs().count();
-    s.width_check.step(now, marks + region_ends, width, width_checking);
+    s.width_check.step(now, region_ends, width, width_checking, marks, marks_counted);
     if (s.width_check.compared_now())
         log(LogLevel::debug, "width check: %.2fx the progress per second on the half that gained first, %.2fx on the "
             "other: held on the %s half", s.width_check.first_ratio(), s.width_check.other_ratio(),

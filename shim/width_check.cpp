@@ -39,7 +39,13 @@ void WidthCheck::start_wide(std::uint64_t now, int width) noexcept {
     phase_ = Phase::wide;
     since_ = now;
     width_ = width;
+    restart_wide(now);
+}
+
+void WidthCheck::restart_wide(std::uint64_t now) noexcept {
     wide_.restart(now);
+    wide_ends_.restart(now);
+    wide_counted_ = true;
 }
 
 void WidthCheck::start_probe(std::uint64_t now) noexcept {
@@ -48,7 +54,8 @@ void WidthCheck::start_probe(std::uint64_t now) noexcept {
     probe_ = Progress{};
 }
 
-int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool active) noexcept {
+int WidthCheck::step(std::uint64_t now, std::uint64_t ends, int width, bool active, std::uint64_t marks,
+                     bool counted) noexcept {
     decided_ = false;
     compared_now_ = false;
     first_narrowing_now_ = false;
@@ -77,12 +84,16 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
         return width;
     case Phase::wide: {
         if (now <= reference_from_) {  // just after a probe or a hold: no reference
-            wide_.restart(now);
+            restart_wide(now);
             return width;
         }
-        wide_.add(now, marks);
-        // The reference: the window's recent part (its whole while shorter than kRecentNs).
-        ref_ = wide_.recent();
+        wide_.add(now, ends + marks);
+        wide_ends_.add(now, ends);
+        wide_counted_ = wide_counted_ && counted;
+        // The reference: the window's recent part (its whole while shorter than kRecentNs), marks
+        // in it where every cycle counted them.
+        use_marks_ = wide_counted_;
+        ref_ = use_marks_ ? wide_.recent() : wide_ends_.recent();
         // A reference too sparse for a probe to gather kMinMarks at the same rate in kMaxProbeNs
         // waits for more.
         bool enough = ref_.marks >= kMinMarks && ref_.per_wall() * static_cast<double>(kMaxProbeNs) >= kMinMarks;
@@ -93,7 +104,7 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t marks, int width, bool act
     }
     case Phase::probe:
         if (elapsed <= kSettleNs) return narrow_;  // the cycles just after the switch: not counted
-        probe_.marks += marks;
+        probe_.marks += use_marks_ ? ends + marks : ends;
         probe_.wall_ns = elapsed - kSettleNs;
         if (elapsed < kMinProbeNs) return narrow_;
         if (probe_.per_wall() < ref_.per_wall()) return decide(now, false);  // it needs its processors

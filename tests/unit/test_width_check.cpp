@@ -291,6 +291,47 @@ TEST_CASE("width_check: a window is measured at one width only", "[width_check]"
     REQUIRE(job.running == 2);
 }
 
+// Drives the check with region ends and marks apart: `ends(w)` and `marks(w)` a wall ms on w
+// processors, the marks counted only where `counted(w)` (the hooks are timed while the allotment
+// is below the team). How many cycles of `total` ran narrowed.
+int narrowed_cycles(int width, double (*ends)(int), double (*marks)(int), bool (*counted)(int), int total) {
+    WidthCheck check;
+    std::uint64_t now = 0;
+    double carry_ends = 0, carry_marks = 0;
+    int running = width, narrowed = 0;
+    for (int i = 0; i < total; ++i) {
+        now += kCycle;
+        carry_ends += ends(running) * (kCycle / kMs);
+        carry_marks += counted(running) ? marks(running) * (kCycle / kMs) : 0.0;
+        const auto e = static_cast<std::uint64_t>(carry_ends), m = static_cast<std::uint64_t>(carry_marks);
+        carry_ends -= static_cast<double>(e);
+        carry_marks -= static_cast<double>(m);
+        running = check.step(now, e, width, true, m, counted(running));
+        narrowed += check.phase() == Phase::narrowed;
+    }
+    return narrowed;
+}
+
+TEST_CASE("width_check: a probe counts what its reference counted", "[width_check]") {
+    const int total = cycles(20'000'000'000);
+    // Regions end at half the rate on one CPU of two; marks (barriers entered, chunks) are counted
+    // only narrowed, where the allotment fell below the team: no gain, never narrowed. Counting
+    // them in the probe against none wide read 3x faster and held a libomp job beside a hog on the
+    // hog's CPU (omp_rounds, 2.5x its native time).
+    auto ends = [](int w) { return 0.12 * w; };
+    auto many = [](int) { return 0.6; };
+    auto below_team = [](int w) { return w < 2; };
+    REQUIRE(narrowed_cycles(2, ends, many, below_team, total) == 0);
+    // Counted throughout (a team wider than the allotment at both widths): marks count in both,
+    // and a gain in them narrows the job.
+    auto gains = [](int w) { return w == 1 ? 2.3 : 1.0; };
+    auto always = [](int) { return true; };
+    REQUIRE(narrowed_cycles(2, ends, gains, always, total) > total / 2);
+    // The same job with its marks never counted is judged by its region ends alone: no gain.
+    auto never = [](int) { return false; };
+    REQUIRE(narrowed_cycles(2, ends, gains, never, total) == 0);
+}
+
 TEST_CASE("width_check: too few marks for a probe to count, no probe", "[width_check]") {
     Job job(2, [](int w, std::uint64_t) { return w == 1 ? 0.1 : 0.05; });  // 10 marks in a 200 ms probe
     for (int i = 0; i < cycles(30'000'000'000); ++i) {
