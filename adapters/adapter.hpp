@@ -144,6 +144,8 @@ public:
     // True while confinement holds some of the job's threads to fewer CPUs than its own (a thread
     // spinning there keeps a teammate from the CPU). One atomic load.
     virtual bool confined() const noexcept { return false; }
+    // The CPUs confinement holds the job's threads to now; 0 while it does not. One atomic load.
+    virtual int confined_cpus() const noexcept { return 0; }
     // Some other job of the table has fewer processors than it desires (as the controller last
     // read the table; true until it first did): the job's idle threads must give their CPUs back
     // at once. While none does, a job that is not confined waits as the runtime would without

@@ -84,6 +84,7 @@ public:
     bool shrink_teams_opted_in() const noexcept override { return g_options->shrink_teams; }
     bool parking_wanted() const noexcept override { return !confine::active() && !confine::suspended(); }
     bool confined() const noexcept override { return confine::active(); }
+    int confined_cpus() const noexcept override { return confine::confined_cpus(); }
     bool others_want_more() const noexcept override { return g_controller->others_want_more(); }
     bool confinement_possible() const noexcept override { return confine::why_off() == nullptr; }
     bool inline_tasks() const noexcept override { return g_options->inline_tasks; }

@@ -8,6 +8,7 @@
 #include "adapters/common/clock.hpp"
 #include "adapters/common/next_fn.hpp"
 #include "adapters/omp/gomp_spin.hpp"
+#include "adapters/omp/kmp_roots.hpp"
 #include "adapters/omp/whole_team.hpp"
 
 namespace apshim::omp_adapter {
@@ -29,11 +30,23 @@ void follow_gomp_spin(Waiting wait) noexcept {
     gomp_spin_follow(wait, copies);
 }
 
+// libomp's count of its threads against its CPUs (kmp_roots.hpp): above them while confinement
+// has the team share CPUs, as it then is.
+void follow_kmp_roots(State& s) noexcept {
+    // A default team (0: libomp's own size) as the threads that ever ran libomp's work here.
+    int team = s.last_team.load();
+    if (team <= 0) team = s.slots.used();
+    int cpus = host().confined_cpus();
+    bool share = cpus > 0 && cpus < team && s.seen.load() && !kmp_threads_capped_by_user();
+    kmp_roots_follow(share, team, kmp_root_entries());
+}
+
 }  // namespace
 
 Sample OmpAdapter::sample() {
     // Every copy's spin counts follow the job's situation, however many copies there are.
     if (&state_ == &g_gomp_state) follow_gomp_spin(waiting_now());
+    if (&state_ == &g_kmp_state) follow_kmp_roots(state_);
     if (state_.copies.several()) return several_copies_sample();
     Sample out;
     if (needs_ompt_ && state_.measuring.load() == 0) {
@@ -120,6 +133,7 @@ void OmpAdapter::set_team_cap(int n) { state_.team_cap.store(std::max(n, 0), std
 
 void OmpAdapter::release() {
     if (&state_ == &g_gomp_state) follow_gomp_spin(Waiting::shim);
+    if (&state_ == &g_kmp_state) kmp_roots_release();
     state_.limit.store(kReleased);
     state_.tasks_at_once.store(false);
     state_.timing.store(false);  // nothing parks or reads the intervals any more
@@ -130,6 +144,7 @@ void OmpAdapter::after_fork_child() {
     // Only the forking thread survives: no parked threads, no slots; the next fork tells the
     // (restarted) controller again.
     state_.slots.reset_after_fork();
+    if (&state_ == &g_kmp_state) kmp_roots_after_fork_child();
     state_.fork_generation.fetch_add(1);
     state_.seen.store(false);
     state_.waited_for_first.store(false);

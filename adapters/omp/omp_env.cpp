@@ -42,6 +42,8 @@ std::atomic<bool> g_defaults_in_environ{false};
 // shim_kmp_blocktime(), decided once by omp_setup(): read at every outermost fork, where scanning
 // the environment would cost more than a short region.
 std::atomic<int> g_shim_kmp_blocktime{-1};
+// kmp_threads_capped_by_user(), decided once by omp_setup().
+std::atomic<bool> g_kmp_threads_capped{false};
 
 const char* from_environ(const char* name) noexcept { return env_value(environ, name); }
 
@@ -69,6 +71,7 @@ __attribute__((constructor(110))) void omp_setup() {
         ~Done() { g_defaults_in_environ.store(true); }
     } done;
     if (!host().enabled()) return;
+    g_kmp_threads_capped.store(host().env_chosen_by_user("KMP_DEVICE_THREAD_LIMIT") || host().env_chosen_by_user("KMP_ALL_THREADS"));
     bool user_wait = host().env_chosen_by_user("OMP_WAIT_POLICY");
     if (!user_wait)
         for (const SpinDefault& d : kSpinDefaults) host().env_default(d.name, d.value);
@@ -113,6 +116,8 @@ unsigned long long shim_gomp_spin_count() noexcept {
 }
 
 int shim_kmp_blocktime() noexcept { return g_shim_kmp_blocktime.load(std::memory_order_relaxed); }
+
+bool kmp_threads_capped_by_user() noexcept { return g_kmp_threads_capped.load(std::memory_order_relaxed); }
 
 bool shrink_allowed_by_user() noexcept {
     return host().shrink_teams_opted_in() && !g_program_wants_exact.load(std::memory_order_relaxed);

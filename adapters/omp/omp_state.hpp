@@ -172,6 +172,15 @@ bool shrink_allowed_by_user() noexcept;
 // chose libomp's waiting (KMP_BLOCKTIME, OMP_WAIT_POLICY) or the shim is disabled.
 int shim_kmp_blocktime() noexcept;
 
+// The user capped libomp's threads in all (KMP_DEVICE_THREAD_LIMIT, KMP_ALL_THREADS), where a root
+// of the shim's would count against a team: no roots then (kmp_roots.hpp; omp_env.cpp).
+bool kmp_threads_capped_by_user() noexcept;
+
+// libomp's entry points for the shim's roots (kmp_roots.hpp), beside its __kmpc_fork_call; null
+// ones before the program's first libomp fork.
+struct KmpEntries;
+KmpEntries kmp_root_entries() noexcept;
+
 // libomp, on a thread at a barrier of an outermost region (not its end): the blocktime of this
 // thread's wait follows confinement, as the forking thread's does at a fork (kmp_hooks.cpp).
 void follow_blocktime_at_barrier() noexcept;
