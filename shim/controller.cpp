@@ -624,7 +624,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
     bool same_question = width_checking && 2 * s.procs.count() == width;
     bool idle_checking = a > 0 && opts_.use_idle && opts_.idle_check && opts_.confine && !confine::why_off() &&
                          !s.width_check.narrows() && !same_question;
-    s.idle_check.step(now, marks + region_ends, idle_checking && s.idle.count() > 0 && markable && !s.check.overrides());
+    s.idle_check.step(now, region_ends, idle_checking && s.idle.count() > 0 && markable && !s.check.overrides(), marks,
+                      marks_counted);
     if (s.idle_check.probe_ended())
         log(LogLevel::debug, "idle check: %.2fx the progress per second without the idle processors", s.idle_check.last_ratio());
     if (s.idle_check.first_decline_now())

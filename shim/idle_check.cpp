@@ -18,7 +18,7 @@ void IdleCheck::start_with_idle(std::uint64_t now) noexcept {
     with_.restart(now);
 }
 
-bool IdleCheck::step(std::uint64_t now, std::uint64_t marks, bool active) noexcept {
+bool IdleCheck::step(std::uint64_t now, std::uint64_t ends, bool active, std::uint64_t marks, bool counted) noexcept {
     probe_ended_ = false;
     first_decline_now_ = false;
     if (!active) {
@@ -34,14 +34,14 @@ bool IdleCheck::step(std::uint64_t now, std::uint64_t marks, bool active) noexce
         start_with_idle(now);
         return true;
     case Phase::with_idle:
-        with_.add(now, marks);
+        with_.add(now, ends, marks, counted);
         if (now - since_ < probe_after_.ns() || with_.recent().marks < kMinMarks) return true;
         phase_ = Phase::probe;
         since_ = now;
         without_ = Progress{};
         return false;
     case Phase::probe:
-        without_.marks += marks;
+        without_.marks += with_.probe_marks(ends, marks);
         without_.wall_ns = now - since_;
         if (without_.wall_ns < kProbeNs) return false;
         return decide(now);

@@ -46,11 +46,13 @@ public:
     // processors: where both read alike, the job keeps them (noise must not cost it CPUs).
     static constexpr double kDeclineRatio = 1.1;
 
-    // One controller cycle: `marks` is what the job did in the cycle just ended; `active`: there are
-    // idle processors the job may use, it can make progress marks, and nothing else overrides its
-    // CPUs this cycle (the confinement check's start, probes and holds). Returns whether the job's
-    // threads may run on the idle processors from now on.
-    bool step(std::uint64_t now_ns, std::uint64_t marks, bool active) noexcept;
+    // One controller cycle: `ends` and `marks` are what the job did in the cycle just ended (its
+    // region ends, and its other progress marks, counted where `counted`: CountedProgress);
+    // `active`: there are idle processors the job may use, it can make progress marks, and
+    // nothing else overrides its CPUs this cycle (the confinement check's start, probes and
+    // holds). Returns whether the job's threads may run on the idle processors from now on.
+    bool step(std::uint64_t now_ns, std::uint64_t ends, bool active, std::uint64_t marks = 0,
+              bool counted = false) noexcept;
 
     bool with_idle() const noexcept { return phase_ == Phase::off || phase_ == Phase::with_idle; }
     Phase phase() const noexcept { return phase_; }
@@ -71,7 +73,7 @@ private:
     std::uint64_t since_ = 0;
     Backoff probe_after_ = probe_interval(kFirstProbeNs);
     Backoff hold_ = hold_time();
-    RecentProgress with_;  // the window with the idle processors (its recent part)
+    CountedProgress with_;  // the window with the idle processors (its recent part)
     Progress without_;
     double last_ratio_ = 0;
     bool declined_before_ = false;

@@ -66,6 +66,36 @@ private:
     std::uint64_t cur_since_ = 0, prev_since_ = 0, last_ = 0;
 };
 
+// The recent part of a window counted as a probe must count it too (the idle and width checks):
+// the job's region ends, always, and its other progress marks only where every cycle of the
+// window counted them (Sample::marks are counted only while the hooks are timed, which is while
+// the allotment is below the team; `counted`: the whole cycle). A probe whose allotment fell
+// below the team counted marks that its window did not: a libomp job alone beside a hog kept to
+// CPU 0 read 3x faster on half its processors, and was held on the hog's CPU at 1.3x its native
+// time (docs/enforcement.md, seventieth session). The probe counts what probe_marks() says.
+class CountedProgress {
+public:
+    void restart(std::uint64_t now) noexcept {
+        all_.restart(now);
+        ends_.restart(now);
+        counted_ = true;
+    }
+    void add(std::uint64_t now, std::uint64_t ends, std::uint64_t marks, bool counted) noexcept {
+        all_.add(now, ends + marks);
+        ends_.add(now, ends);
+        counted_ = counted_ && counted;
+    }
+    Progress recent() const noexcept { return counted_ ? all_.recent() : ends_.recent(); }
+    // What a probe compared with this window counts of a cycle's `ends` and `marks`.
+    std::uint64_t probe_marks(std::uint64_t ends, std::uint64_t marks) const noexcept {
+        return counted_ ? ends + marks : ends;
+    }
+
+private:
+    RecentProgress all_, ends_;
+    bool counted_ = true;  // every cycle of the window counted marks
+};
+
 // A wait between probes, or a hold, that grows by `factor` up to `max` and starts over at `first`:
 // a job that keeps giving a probe the same answer is asked less and less often.
 class Backoff {

@@ -39,13 +39,7 @@ void WidthCheck::start_wide(std::uint64_t now, int width) noexcept {
     phase_ = Phase::wide;
     since_ = now;
     width_ = width;
-    restart_wide(now);
-}
-
-void WidthCheck::restart_wide(std::uint64_t now) noexcept {
     wide_.restart(now);
-    wide_ends_.restart(now);
-    wide_counted_ = true;
 }
 
 void WidthCheck::start_probe(std::uint64_t now) noexcept {
@@ -84,16 +78,12 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t ends, int width, bool acti
         return width;
     case Phase::wide: {
         if (now <= reference_from_) {  // just after a probe or a hold: no reference
-            restart_wide(now);
+            wide_.restart(now);
             return width;
         }
-        wide_.add(now, ends + marks);
-        wide_ends_.add(now, ends);
-        wide_counted_ = wide_counted_ && counted;
-        // The reference: the window's recent part (its whole while shorter than kRecentNs), marks
-        // in it where every cycle counted them.
-        use_marks_ = wide_counted_;
-        ref_ = use_marks_ ? wide_.recent() : wide_ends_.recent();
+        wide_.add(now, ends, marks, counted);
+        // The reference: the window's recent part (its whole while shorter than kRecentNs).
+        ref_ = wide_.recent();
         // A reference too sparse for a probe to gather kMinMarks at the same rate in kMaxProbeNs
         // waits for more.
         bool enough = ref_.marks >= kMinMarks && ref_.per_wall() * static_cast<double>(kMaxProbeNs) >= kMinMarks;
@@ -104,7 +94,7 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t ends, int width, bool acti
     }
     case Phase::probe:
         if (elapsed <= kSettleNs) return narrow_;  // the cycles just after the switch: not counted
-        probe_.marks += use_marks_ ? ends + marks : ends;
+        probe_.marks += wide_.probe_marks(ends, marks);
         probe_.wall_ns = elapsed - kSettleNs;
         if (elapsed < kMinProbeNs) return narrow_;
         if (probe_.per_wall() < ref_.per_wall()) return decide(now, false);  // it needs its processors

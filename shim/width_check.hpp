@@ -89,12 +89,9 @@ public:
     // timed: `counted`, the whole cycle), `width` the processors it holds now, `active`: the job
     // can be checked now (it makes progress marks, its processors are CPUs of its own, nothing
     // else decides its CPUs this cycle). Returns the processors the job runs on from now on:
-    // `width`, or fewer during a probe. A probe compares the same count as its reference: marks
-    // too only where every cycle of the wide window counted them. The hooks are timed while the
-    // allotment is below the team, so a job whose desire fell to 1 in the probe (its threads
-    // waiting on a teammate that shares a CPU with a hog) counted marks there and none wide: read
-    // as 3x faster on one CPU, a libomp job alone beside a hog kept to CPU 0 was held on that CPU,
-    // 2.5x its native time (docs/enforcement.md, seventieth session).
+    // `width`, or fewer during a probe. A probe counts what its reference counted
+    // (CountedProgress): a job whose desire fell to 1 in the probe (its threads waiting on a
+    // teammate that shares a CPU with a hog) counted marks there and none wide.
     int step(std::uint64_t now_ns, std::uint64_t ends, int width, bool active, std::uint64_t marks = 0,
              bool counted = false) noexcept;
 
@@ -135,8 +132,6 @@ public:
 
 private:
     void start_wide(std::uint64_t now, int width) noexcept;
-    // The wide window begins afresh (both counts).
-    void restart_wide(std::uint64_t now) noexcept;
     // A probe on probe_width() processors of the half last_half_ says, from now.
     void start_probe(std::uint64_t now) noexcept;
     // The probe is over: narrow the job or keep it wide. Returns the width to run at.
@@ -149,10 +144,7 @@ private:
     Backoff probe_after_ = probe_interval(kFirstProbeNs);
     Backoff hold_ = hold_time();
     int width_ = 0, narrow_ = 0;
-    RecentProgress wide_;       // the wide window (its recent part): ends and marks
-    RecentProgress wide_ends_;  // the same, region ends only
-    bool wide_counted_ = true;  // every cycle of the wide window counted marks
-    bool use_marks_ = false;    // the probe and its reference count marks too
+    CountedProgress wide_;  // the wide window (its recent part)
     Progress probe_, ref_;
     double last_ratio_ = 0;
     bool narrowed_before_ = false;

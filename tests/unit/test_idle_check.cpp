@@ -137,3 +137,27 @@ TEST_CASE("idle_check: a probe is compared with the phase just before it", "[idl
         if (job.check.probe_ended()) REQUIRE(job.check.last_ratio() == Approx(1).margin(0.1));
     }
 }
+
+TEST_CASE("idle_check: a probe counts what its window counted", "[idle_check]") {
+    // Region ends alike with and without the idle processors (2 a ms); marks (5 a ms) counted only
+    // in the probe, where the allotment fell below the team: no gain, the job keeps them.
+    auto run = [](bool counted_with, double marks_with, double marks_without) {
+        IdleCheck check;
+        std::uint64_t now = 0;
+        bool with_idle = true;
+        int declined = 0;
+        for (int i = 0; i < cycles(20'000'000'000); ++i) {
+            now += kCycle;
+            const bool counted = with_idle ? counted_with : true;
+            const double per_ms = with_idle ? marks_with : marks_without;
+            with_idle = check.step(now, 2 * kCycle / kMs, true, counted ? static_cast<std::uint64_t>(per_ms * kCycle / kMs) : 0,
+                                   counted);
+            declined += check.phase() == Phase::declined;
+        }
+        return declined;
+    };
+    REQUIRE(run(/*counted_with=*/false, 5, 5) == 0);
+    // Counted in both: a gain in marks without them declines them; the same marks alike do not.
+    REQUIRE(run(true, 5, 15) > 0);
+    REQUIRE(run(true, 5, 5) == 0);
+}
