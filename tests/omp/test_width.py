@@ -53,8 +53,8 @@ for tag, kw in (("check off", {"P": 2, "APSHIM_WIDTH_CHECK": 0}), ("throttled", 
 # held on the hog's CPU, half of one. The threads' masks sampled every 20 ms (the controller's
 # thread keeps every CPU; a narrowed team thread reads the one CPU it is kept to). Measured, clang
 # and gcc, 2 runs each with autogroup on and off: the library before the fix (c9a32ad) had
-# 0.45-0.49 of its thread-samples on the hog's CPU; with it 0.00-0.04 (a probe's cycles; 28 runs). Held on
-# the other CPU is allowed: there a team whose waits spin can do as well as wide.
+# 0.45-0.49 of its thread-samples on the hog's CPU; with it 0.00-0.04 (a probe's cycles; 28 runs).
+# Held on the other CPU is allowed: there a team whose waits spin can do as well as wide.
 hog_cpu = min(os.sched_getaffinity(0))
 HELD_AT_MOST = 0.15
 with OutsideHog(nice=0, cpu=hog_cpu):  # both in this session: thread against thread, autogroup on or off
