@@ -124,10 +124,14 @@ std::uint64_t g_quiet_since_ns = 0;                   // the first apply that sa
 std::vector<std::pair<pid_t, std::uint64_t>> g_quiet_runs;  // each narrowed thread's run time then
 constexpr std::uint64_t kKeptRunNs = 20'000'000;
 constexpr std::uint64_t kKeptQuietNs = 1'000'000'000;
-// Controller only: every kScanApplies applies, the masks of the threads already confined are
-// read back, for bindings no interposer saw (note_narrowed).
+// Controller only: every kScanApplies applies, the threads are listed and the masks of those
+// already confined read back, for bindings no interposer saw (note_narrowed) and threads cloned
+// without pthread_create. In between, only a thread created through it (g_threads_created moved
+// since g_created_listed) or a new mask has the threads listed.
 unsigned g_applies = 0;
 constexpr unsigned kScanApplies = 20;
+constinit std::atomic<unsigned> g_threads_created{0};
+unsigned g_created_listed = 0;
 std::atomic<bool> g_suspended{false};
 // The confinement mask now, for thread_to_confined() in program threads.
 constinit PublishedMask g_confinement;
@@ -531,7 +535,8 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     if (CPU_COUNT(&mask) == 0) return true;  // a row without a set yet: nothing to enforce
     const bool whole = covers_allowed(mask);
     if (whole && !active()) return true;
-    if (g_threads.empty() || remapped || !CPU_EQUAL(&mask, &g_last)) {
+    const bool new_mask = g_threads.empty() || remapped || !CPU_EQUAL(&mask, &g_last);
+    if (new_mask) {
         ++g_generation;
         g_previous = g_threads.empty() ? g_original : g_last;
         g_last = mask;
@@ -539,6 +544,11 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     }
     // Active before the first thread is confined: from then on the interposers show the original.
     g_active.store(true, std::memory_order_release);
+    const bool scan = ++g_applies % kScanApplies == 0;
+    // Read before the listing: a thread whose creation counts after this read is listed next time.
+    const unsigned created = g_threads_created.load(std::memory_order_acquire);
+    if (!new_mask && !scan && created == g_created_listed) return true;  // every thread listed is on the mask
+    g_created_listed = created;
     bool listed = false;
     const std::vector<pid_t> tids = gat::self_threads(&listed);
     if (!listed) {  // confined threads could be neither followed nor let go: stop while we know them
@@ -548,7 +558,6 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
         return false;
     }
     std::vector<ThreadSeen> now;
-    const bool scan = ++g_applies % kScanApplies == 0;
     for (pid_t tid : tids) {
         if (tid == skip_tid) continue;
         auto it = std::find_if(g_threads.begin(), g_threads.end(), [&](const ThreadSeen& t) { return t.tid == tid; });
@@ -592,6 +601,8 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     }
     return true;
 }
+
+void thread_created() noexcept { g_threads_created.fetch_add(1, std::memory_order_release); }
 
 int cpus_for(const gat::ProcSet& procs, int P) noexcept {
     if (g_why_off) return 0;

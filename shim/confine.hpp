@@ -66,7 +66,18 @@ bool off_by_program() noexcept;
 // Controller thread: every thread of the process but `skip_tid` (the controller) runs on the CPUs
 // of `procs` from now on; threads created later are caught at the next call. A set that covers
 // the whole original mask lifts the confinement. Returns false when it cannot (and stopped).
+// It lists /proc/self/task only where a thread may be new or off the mask: the mask changed, a
+// thread was created through pthread_create since the last listing (thread_created), or every
+// kScanApplies calls, when it also reads the masks back (threads made by a raw clone, bindings no
+// interposer saw). A thread created by a confined one inherits its mask, so only the rare thread
+// cloned by an unconfined one without pthread_create waits for that scan. Listing every call cost
+// a third of the controller's CPU (opendir and getdents of /proc: docs/enforcement.md, seventy-
+// second session).
 bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept;
+
+// Any thread, from the pthread_create interposer (shim/thread_hooks.cpp), after a thread was
+// created: the next apply() lists the process's threads. Lock-free, safe before the shim is up.
+void thread_created() noexcept;
 
 // Controller thread: apply(procs, P) would run the job on fewer CPUs than its original mask.
 bool restricts(const gat::ProcSet& procs, int P) noexcept;

@@ -1,6 +1,8 @@
 // State shared between the oneTBB hooks (inside TBB's threads) and the adapter (controller).
 #pragma once
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdint>
 #include <span>
@@ -80,6 +82,10 @@ void* tbb_symbol(const char* mangled) noexcept;
 
 // Is code address `a` inside libtbb (its executable segment, looked up once)? Not for hot paths.
 bool in_tbb(std::uintptr_t a) noexcept;
+
+// Any thread, after it created `thread` through pthread_create (shim/thread_hooks.cpp): where
+// libtbb created it (its frames: thread_hooks.cpp), its slot is claimed (worker_created).
+void thread_created(pthread_t thread) noexcept;
 
 // libtbb created a thread (thread_hooks.cpp -> task_hooks.cpp), with this CPU clock: its slot is
 // claimed now, so the controller reads its CPU clock from its first cycle on, and the slot says

@@ -1,14 +1,13 @@
-// pthread_create, interposed: the threads libtbb creates are its workers, and their slots are
-// claimed as they are created (worker_created, task_hooks.cpp), by the creating thread. Without
-// the ITT task hooks (task_hooks.cpp: the default) a worker running loop bodies calls nothing the
-// shim interposes, yet the controller must read its CPU clock every cycle, and a worker's waits
-// must never be taken for an external thread's outermost entry.
+// A thread was created (the pthread_create interposer, shim/thread_hooks.cpp): the threads libtbb
+// creates are its workers, and their slots are claimed as they are created (worker_created,
+// task_hooks.cpp), by the creating thread. Without the ITT task hooks (task_hooks.cpp: the
+// default) a worker running loop bodies calls nothing the shim interposes, yet the controller must
+// read its CPU clock every cycle, and a worker's waits must never be taken for an external
+// thread's outermost entry.
 //
 // Who creates the thread: the first few frames of the creating thread's stack (libunwind, local
 // only), not just the caller's address, because a sanitizer's pthread_create interceptor (ASan,
-// TSan, preloaded before the shim) sits between libtbb and this function. Nothing runs in the new
-// thread: its start routine is passed on as it came (a sanitizer's own start routine must run
-// before any of the shim's instrumented code does in that thread).
+// TSan, preloaded before the shim) sits between libtbb and the interposer.
 #include <dlfcn.h>
 #include <pthread.h>
 #include <time.h>
@@ -18,14 +17,9 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-#include "adapters/common/next_fn.hpp"
 #include "adapters/tbb/tbb_state.hpp"
 
 namespace {
-
-using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
-apshim::NextFn<Create> next_create{"pthread_create"};
-APSHIM_RESOLVE_AT_LOAD(next_create)
 
 // Frames looked at above pthread_create: up to two interceptors, and their caller.
 constexpr int kCreatorFrames = 6;
@@ -40,14 +34,15 @@ bool in_shim(unw_word_t ip) noexcept {
 
 // A cursor stepped frame by frame, not unw_backtrace: that one keeps a per-thread cache whose
 // thread-exit destructor takes a lock after a sanitizer has torn the thread down (TSan: SEGV in
-// every thread that created a worker). The first frame above this one is the interposer below;
-// above it, the shim's own code (its controller thread, started from a hook that libtbb called)
-// is not TBB's, however close libtbb is on the stack.
+// every thread that created a worker). The two frames above this one are thread_created below
+// and the interposer (shim/thread_hooks.cpp), both noinline and neither a tail call; above them,
+// the shim's own code (its controller thread, started from a hook that libtbb called) is not
+// TBB's, however close libtbb is on the stack.
 __attribute__((noinline)) bool created_by_tbb() noexcept {
     unw_context_t context;
     unw_cursor_t cursor;
     if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return false;
-    if (unw_step(&cursor) <= 0) return false;  // to pthread_create below
+    if (unw_step(&cursor) <= 0 || unw_step(&cursor) <= 0) return false;  // to thread_created, then the interposer
     for (int i = 0; i < kCreatorFrames && unw_step(&cursor) > 0; ++i) {
         unw_word_t ip = 0;
         if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || in_shim(ip)) return false;
@@ -58,12 +53,11 @@ __attribute__((noinline)) bool created_by_tbb() noexcept {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
-                                                                    void* (*routine)(void*), void* arg) {
-    Create create = apshim::must_exist(next_create.get(), "pthread_create");
-    int rc = create(thread, attr, routine, arg);
+namespace apshim::tbb_adapter {
+
+__attribute__((noinline)) void thread_created(pthread_t thread) noexcept {
     clockid_t clock;
-    if (rc == 0 && apshim::host().enabled() && created_by_tbb() && pthread_getcpuclockid(*thread, &clock) == 0)
-        apshim::tbb_adapter::worker_created(clock);
-    return rc;
+    if (host().enabled() && created_by_tbb() && pthread_getcpuclockid(thread, &clock) == 0) worker_created(clock);
 }
+
+}  // namespace apshim::tbb_adapter
