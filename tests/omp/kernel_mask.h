@@ -9,23 +9,28 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* sched_getaffinity(0, ...) / sched_setaffinity(0, ...) as the raw call returns them: the bytes
- * written (get), 0 (set), or -errno. */
-static inline long kernel_mask_call(long number, cpu_set_t* m) {
+/* sched_getaffinity(tid, ...) / sched_setaffinity(tid, ...) as the raw call returns them (tid 0:
+ * the calling thread): the bytes written (get), 0 (set), or -errno. */
+static inline long kernel_mask_call_for(long number, long tid, cpu_set_t* m) {
 #if defined(__x86_64__)
     long rc;
-    __asm__ volatile("syscall" : "=a"(rc) : "0"(number), "D"(0L), "S"(sizeof *m), "d"(m) : "rcx", "r11", "memory");
+    __asm__ volatile("syscall" : "=a"(rc) : "0"(number), "D"(tid), "S"(sizeof *m), "d"(m) : "rcx", "r11", "memory");
     return rc;
 #else
 #error "kernel_mask.h: add this architecture's system call instruction"
 #endif
 }
 
-/* The calling thread's mask into *m; 0 when it cannot be read. */
-static inline int kernel_mask(cpu_set_t* m) {
+static inline long kernel_mask_call(long number, cpu_set_t* m) { return kernel_mask_call_for(number, 0, m); }
+
+/* Thread tid's mask (0: the calling thread's) into *m; 0 when it cannot be read. */
+static inline int kernel_mask_of(long tid, cpu_set_t* m) {
     CPU_ZERO(m);
-    return kernel_mask_call(SYS_sched_getaffinity, m) > 0;
+    return kernel_mask_call_for(SYS_sched_getaffinity, tid, m) > 0;
 }
+
+/* The calling thread's mask into *m; 0 when it cannot be read. */
+static inline int kernel_mask(cpu_set_t* m) { return kernel_mask_of(0, m); }
 
 /* How many CPUs the calling thread may run on, 0 when its mask cannot be read. */
 static inline int kernel_mask_cpus(void) {

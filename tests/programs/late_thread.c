@@ -4,10 +4,10 @@
 //
 // Two OpenMP threads compute until the end. A helper thread H waits until the shim has confined
 // it (its real mask, read by a raw system call, narrower than at the start), then, TRIALS times:
-// sets its own mask back to the start's with a raw system call (one the shim's interposers do not
-// see: H now stands for a thread the shim left unconfined, as its controller creating TBB's
-// workers), creates a thread T through pthread_create, and polls both real masks every 200 us
-// until both are narrower again. It prints which was confined first:
+// sets its own mask back to the start's with the raw system call (tests/omp/kernel_mask.h: one
+// the shim's interposers do not see; H now stands for a thread the shim left unconfined, as its
+// controller creating TBB's workers), creates a thread T through pthread_create, and polls both
+// real masks every 200 us until both are narrower again. It prints which was confined first:
 //   "trial I: first T|H|same t_ms T_MS h_ms H_MS"
 // and at the end "T first in N of TRIALS". The shim lists the process's threads at its next cycle
 // after a pthread_create, but reads back the masks of threads it already confined (H) only at its
@@ -24,28 +24,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static long raw_syscall3(long n, long a, long b, long c) {
-#if defined(__x86_64__)
-    long ret;
-    __asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
-    return ret;
-#elif defined(__aarch64__)
-    register long x8 __asm__("x8") = n;
-    register long x0 __asm__("x0") = a;
-    register long x1 __asm__("x1") = b;
-    register long x2 __asm__("x2") = c;
-    __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
-    return x0;
-#else
-#error "raw system calls: x86_64 and aarch64 only"
-#endif
-}
+#include "kernel_mask.h"
 
+/* How many CPUs the kernel lets thread tid run on; -1 when its mask cannot be read. */
 static int mask_count(pid_t tid) {
     cpu_set_t m;
-    CPU_ZERO(&m);
-    if (raw_syscall3(SYS_sched_getaffinity, tid, sizeof m, (long)&m) < 0) return -1;
-    return CPU_COUNT(&m);
+    return kernel_mask_of(tid, &m) ? CPU_COUNT(&m) : -1;
 }
 
 static double now_ms(void) {
@@ -81,7 +65,7 @@ static void* helper(void* arg) {
     usleep(300000);
     int t_first = 0;
     for (int i = 0; i < trials; ++i) {
-        raw_syscall3(SYS_sched_setaffinity, 0, sizeof g_start, (long)&g_start);
+        kernel_bind(&g_start);
         atomic_store(&g_stop_t, 0);
         atomic_store(&g_t_tid, 0);
         double t0 = now_ms();
@@ -115,8 +99,7 @@ static void* helper(void* arg) {
 
 int main(int argc, char** argv) {
     int trials = argc > 1 ? atoi(argv[1]) : 7;
-    CPU_ZERO(&g_start);
-    raw_syscall3(SYS_sched_getaffinity, 0, sizeof g_start, (long)&g_start);
+    kernel_mask(&g_start);
     g_start_count = CPU_COUNT(&g_start);
     pthread_t h;
     if (pthread_create(&h, NULL, helper, &trials) != 0) return 1;
