@@ -171,7 +171,11 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         pool.cpu_ns += cpu_ns;
         pool.wall_ns += now - since_;
         if (marks > confirm_top_[kind].marks) confirm_top_[kind] = Progress{marks, cpu_ns, now - since_};
-        if (kind == 1) confirm_beyond_ += beyond(cpu_ns, cpus_, now - since_);
+        if (kind == 1) {
+            confirm_beyond_ += beyond(cpu_ns, cpus_, now - since_);
+            ++confirm_unconfined_cycles_;
+            confirm_marked_cycles_ += marks > 0;
+        }
         since_ = now;
         if (++confirm_cycle_ == kConfirmCycles) return decide_confirmed(now);
         if (bounded_ && confirm_cycle_ >= kMinBoundedConfirmCycles && !confirm_unconfined(confirm_cycle_)) {
@@ -224,6 +228,7 @@ bool ConfineCheck::decide(std::uint64_t now, bool after_probe) noexcept {
         confirm_cycle_ = 0;
         confirm_[0] = confirm_[1] = confirm_top_[0] = confirm_top_[1] = Progress{};
         confirm_beyond_ = 0;
+        confirm_unconfined_cycles_ = confirm_marked_cycles_ = 0;
         return true;
     }
     // Only a probe that found nothing puts off the next one.
@@ -265,9 +270,12 @@ bool ConfineCheck::decide_confirmed(std::uint64_t now) noexcept {
     };
     compared_ref_ = less_top(confirm_[0], confirm_top_[0]);
     probe_ = less_top(confirm_[1], confirm_top_[1]);
-    if (compared_ref_.cpu_ns > 0 && handover_bound(probe_, compared_ref_)) return hold(now);
-    // Not confirmed: a change of phase, or hand-overs in code that makes no marks, which the
-    // alternating cycles cannot see (confine_check.hpp). Looks at random moments tell them apart.
+    // And only a job that marks through its unconfined cycles: one whose marks come in a short
+    // burst (enfuse) spends the rest in code that runs as far per CPU-second confined.
+    bool throughout = kThroughoutOf * confirm_marked_cycles_ >= kThroughout * confirm_unconfined_cycles_;
+    if (compared_ref_.cpu_ns > 0 && handover_bound(probe_, compared_ref_) && throughout) return hold(now);
+    // Not confirmed: a change of phase, a burst, or hand-overs in code that makes no marks, which
+    // the alternating cycles cannot see (confine_check.hpp). Looks at random moments tell them apart.
     looks_ = 1;
     return next_look(now);
 }

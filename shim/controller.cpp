@@ -256,6 +256,7 @@ bool Controller::open_table() noexcept {
     s.cycle_ns = static_cast<std::uint64_t>(s.table->est_cycle_ms() * 1e6);
     s.lend_ns = static_cast<std::uint64_t>(opts_.lend_ms * 1e6);
     s.check.set_bounded(opts_.check_bound);
+    s.check.seed_looks(static_cast<std::uint32_t>(getpid()) * 2654435761u ^ static_cast<std::uint32_t>(now_ns()));
     table_P_.store(s.P, std::memory_order_release);
     // Follow the quota only where P came from it (an embedding program may set its own P).
     if (!opts_.P_from_env && opts_.P == default_processors()) s.quota_P = opts_.P;

@@ -424,6 +424,34 @@ TEST_CASE("confine_check: a burst within one cycle of the confirmation is no han
     CHECK(confirm(handover, 2 * kCycle) == Phase::hold);
 }
 
+TEST_CASE("confine_check: a burst over a few cycles of the confirmation is no hand-over", "[confine_check]") {
+    // enfuse probed every 50 ms (seventy-third session): its bursts of region ends last 2-4 cycles
+    // and are hand-over bound while they last (8 marks confined, 57 unconfined), between regions
+    // of static loops that make no marks either way. Less each kind's top cycle, the confirmations
+    // that met one still read 5-10x, and 14 of 47 held the job for a second. Their unconfined
+    // cycles made marks in 2-4 of 8 (these are four of them, cycle by cycle).
+    auto confirm = [](const std::uint64_t (&marks)[ConfineCheck::kConfirmCycles]) {
+        Job job(0.5, 10);  // hand-over bound until then
+        REQUIRE(job.until(Phase::confirm) > 0);
+        for (int i = 0; i < ConfineCheck::kConfirmCycles; ++i) {
+            job.now += kCycle;
+            bool unconfined = i % 2 == 1;
+            job.check.step(job.now, marks[i], unconfined ? 3 * kCycle / 2 : kCycle, unconfined ? 0 : 1, true);
+        }
+        return job.check.phase();
+    };
+    const std::uint64_t bursts[][ConfineCheck::kConfirmCycles] = {
+        {8, 57, 0, 0, 1, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 3, 9, 57, 0, 0, 2, 11, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 12, 13, 11, 0, 0, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0},
+        {8, 60, 11, 70, 0, 0, 5, 8, 0, 0, 0, 0, 0, 0, 0, 0},
+    };
+    for (const auto& marks : bursts) CHECK(confirm(marks) != Phase::hold);
+    // Marks in six of the eight unconfined cycles, next to none confined: held.
+    const std::uint64_t handover[ConfineCheck::kConfirmCycles] = {1, 30, 0, 25, 0, 0, 1, 28, 0, 31, 0, 0, 0, 26, 0, 27};
+    CHECK(confirm(handover) == Phase::hold);
+}
+
 namespace {
 // NPB LU built with gcc, throttled: each iteration is a pipelined sweep whose threads hand work to
 // each other through flags they spin on (no runtime call: no marks; confined to one CPU, the
