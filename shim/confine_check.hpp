@@ -129,7 +129,7 @@ public:
     // 57 unconfined), between long regions of static loops that make none either way; a
     // confirmation that met one read it hand-over bound in 14 of 47 confirmations (enfuse probed
     // every 50 ms to find them), with marks in 2-4 of its 8 unconfined cycles, and held the job
-    // unconfined for a second, where its bursts were a twentieth of its time. A job that hands
+    // unconfined for a second, where its bursts were a tenth of its time. A job that hands
     // over with sparser marks than that fails the confirmation and is held by its looks.
     static constexpr int kThroughout = 3, kThroughoutOf = 4;
     // Hand-overs in code that makes no marks (NPB LU's pipelined sweeps, threads spinning on
