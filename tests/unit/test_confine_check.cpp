@@ -32,6 +32,20 @@ struct Job : CheckDriver<Job, ConfineCheck> {
         return confined;
     }
 };
+
+// A job hand-over bound until its confirmation, whose cycles (confined first, then in turn) make
+// `marks[i]` and use `cpu(i, marks[i])` ns of CPU each: the phase it is left in.
+template <class CpuOf>
+Phase confirmed(const std::uint64_t (&marks)[ConfineCheck::kConfirmCycles], CpuOf cpu) {
+    Job job(0.5, 10);
+    REQUIRE(job.until(Phase::confirm) > 0);
+    for (int i = 0; i < ConfineCheck::kConfirmCycles; ++i) {
+        job.now += kCycle;
+        bool unconfined = i % 2 == 1;
+        job.check.step(job.now, marks[i], cpu(i, marks[i]), unconfined ? 0 : 1, true);
+    }
+    return job.check.phase();
+}
 }  // namespace
 
 TEST_CASE("confine_check: nothing to confine, nothing to check", "[confine_check]") {
@@ -407,15 +421,7 @@ TEST_CASE("confine_check: a burst within one cycle of the confirmation is no han
     // then). Pooled whole, its unconfined cycles made 4.2x the marks per CPU-second of the
     // confined ones, and the job was held unconfined. Without each kind's top cycle: 2 against 4.
     auto confirm = [](const std::uint64_t (&marks)[ConfineCheck::kConfirmCycles], std::uint64_t burst_cpu) {
-        Job job(0.5, 10);  // hand-over bound until then
-        REQUIRE(job.until(Phase::confirm) > 0);
-        for (int i = 0; i < ConfineCheck::kConfirmCycles; ++i) {
-            job.now += kCycle;
-            bool unconfined = i % 2 == 1;
-            std::uint64_t cpu = unconfined && marks[i] > 20 ? burst_cpu : kCycle;
-            job.check.step(job.now, marks[i], cpu, unconfined ? 0 : 1, true);
-        }
-        return job.check.phase();
+        return confirmed(marks, [&](int i, std::uint64_t m) { return i % 2 == 1 && m > 20 ? burst_cpu : kCycle; });
     };
     const std::uint64_t enfuse[ConfineCheck::kConfirmCycles] = {3, 57, 0, 0, 0, 0, 1, 2, 10, 0, 0, 0, 0, 0, 0, 0};
     CHECK(confirm(enfuse, 2 * kCycle) != Phase::hold);
@@ -431,14 +437,7 @@ TEST_CASE("confine_check: a burst over a few cycles of the confirmation is no ha
     // that met one still read 5-10x, and 14 of 47 held the job for a second. Their unconfined
     // cycles made marks in 2-4 of 8 (these are four of them, cycle by cycle).
     auto confirm = [](const std::uint64_t (&marks)[ConfineCheck::kConfirmCycles]) {
-        Job job(0.5, 10);  // hand-over bound until then
-        REQUIRE(job.until(Phase::confirm) > 0);
-        for (int i = 0; i < ConfineCheck::kConfirmCycles; ++i) {
-            job.now += kCycle;
-            bool unconfined = i % 2 == 1;
-            job.check.step(job.now, marks[i], unconfined ? 3 * kCycle / 2 : kCycle, unconfined ? 0 : 1, true);
-        }
-        return job.check.phase();
+        return confirmed(marks, [](int i, std::uint64_t) { return i % 2 == 1 ? 3 * kCycle / 2 : kCycle; });
     };
     const std::uint64_t bursts[][ConfineCheck::kConfirmCycles] = {
         {8, 57, 0, 0, 1, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
