@@ -173,7 +173,6 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         if (marks > confirm_top_[kind].marks) confirm_top_[kind] = Progress{marks, cpu_ns, now - since_};
         if (kind == 1) {
             confirm_beyond_ += beyond(cpu_ns, cpus_, now - since_);
-            ++confirm_unconfined_cycles_;
             confirm_marked_cycles_ += marks > 0;
         }
         since_ = now;
@@ -228,7 +227,7 @@ bool ConfineCheck::decide(std::uint64_t now, bool after_probe) noexcept {
         confirm_cycle_ = 0;
         confirm_[0] = confirm_[1] = confirm_top_[0] = confirm_top_[1] = Progress{};
         confirm_beyond_ = 0;
-        confirm_unconfined_cycles_ = confirm_marked_cycles_ = 0;
+        confirm_marked_cycles_ = 0;
         return true;
     }
     // Only a probe that found nothing puts off the next one.
@@ -272,7 +271,8 @@ bool ConfineCheck::decide_confirmed(std::uint64_t now) noexcept {
     probe_ = less_top(confirm_[1], confirm_top_[1]);
     // And only a job that marks through its unconfined cycles: one whose marks come in a short
     // burst (enfuse) spends the rest in code that runs as far per CPU-second confined.
-    bool throughout = kThroughoutOf * confirm_marked_cycles_ >= kThroughout * confirm_unconfined_cycles_;
+    // It ends after an even number of cycles (confined first), half of them unconfined.
+    bool throughout = kThroughoutOf * confirm_marked_cycles_ >= kThroughout * (confirm_cycle_ / 2);
     if (compared_ref_.cpu_ns > 0 && handover_bound(probe_, compared_ref_) && throughout) return hold(now);
     // Not confirmed: a change of phase, a burst, or hand-overs in code that makes no marks, which
     // the alternating cycles cannot see (confine_check.hpp). Looks at random moments tell them apart.

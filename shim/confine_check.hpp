@@ -278,8 +278,7 @@ private:
     Progress confirm_[2];                  // the confirmation's confined and unconfined cycles, pooled
     Progress confirm_top_[2];              // of each kind, the cycle with the most marks
     std::uint64_t confirm_beyond_ = 0;     // what its unconfined cycles used beyond cpus_ (bounded_)
-    int confirm_unconfined_cycles_ = 0;    // its unconfined cycles so far
-    int confirm_marked_cycles_ = 0;        // those of them that made a mark
+    int confirm_marked_cycles_ = 0;        // its unconfined cycles that made a mark
     int confirm_cycle_ = 0;                // the confirmation's cycle now
     double last_ratio_ = 0;
     bool held_before_ = false;
