@@ -603,6 +603,7 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
 }
 
 void thread_created() noexcept { g_threads_created.fetch_add(1, std::memory_order_release); }
+unsigned threads_created() noexcept { return g_threads_created.load(std::memory_order_acquire); }
 
 int cpus_for(const gat::ProcSet& procs, int P) noexcept {
     if (g_why_off) return 0;

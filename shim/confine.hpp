@@ -78,6 +78,9 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept;
 // Any thread, from the pthread_create interposer (shim/thread_hooks.cpp), after a thread was
 // created: the next apply() lists the process's threads. Lock-free, safe before the shim is up.
 void thread_created() noexcept;
+// How many threads were created through pthread_create so far (thread_created): a change says the
+// threads are to be listed again (also process_cpu.hpp).
+unsigned threads_created() noexcept;
 
 // Controller thread: apply(procs, P) would run the job on fewer CPUs than its original mask.
 bool restricts(const gat::ProcSet& procs, int P) noexcept;

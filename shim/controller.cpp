@@ -18,6 +18,7 @@
 #include "shim/estimators/estimator.hpp"
 #include "shim/idle_check.hpp"
 #include "shim/log.hpp"
+#include "shim/process_cpu.hpp"
 #include "shim/trace.hpp"
 #include "shim/width_check.hpp"
 
@@ -45,8 +46,10 @@ struct Controller::Impl {
     int split_n = 0, split_total = 0;
     pid_t tid = 0;       // the controller thread's own: it is not confined
     // Whether confinement costs the job more than the CPUs it takes (confine_check.hpp), fed
-    // each cycle with the job's progress marks and the process's CPU time (last_cpu_ns).
+    // each cycle with the job's progress marks and the process's CPU time (last_cpu_ns, read
+    // exactly: process_cpu.hpp).
     ConfineCheck check;
+    ProcessCpu process_cpu;
     std::uint64_t last_cpu_ns = 0;
     bool spread_due = false;  // a start begun at the first look spreads the threads at the first cycle
     // Whether the idle processors make the job any faster (idle_check.hpp), fed each cycle with
@@ -114,13 +117,6 @@ static gat::ProcSet usable_procs(const gat::ProcSet& own, const gat::ProcSet& id
 // size (dyn-var off); the confinement check does not measure meanwhile (it sees nothing to
 // confine), nor does parking throttle (suspend).
 static bool spins_beyond(int spinning_team, int cpus) noexcept { return cpus > 0 && spinning_team > cpus; }
-
-// The process's CPU time, every thread's (the controller's own is a small constant share).
-static std::uint64_t process_cpu_ns() noexcept {
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-}
 
 // How often the CPU quota is re-read.
 constexpr std::uint64_t kQuotaCheckNs = 1000000000ull;
@@ -331,7 +327,7 @@ void Controller::first_allotment() noexcept {
     s.t0 = s.last = now_ns();
     // Likewise the CPU time from before it (loading, reading input: 25 ms of a gm convert's, which
     // its start counted as run in its first cycle).
-    s.last_cpu_ns = process_cpu_ns();
+    s.last_cpu_ns = s.process_cpu.read_ns();
     // A job whose allotment confines it starts its confinement check's start now, not at the
     // first cycle's end: that cycle runs unconfined either way (ConfineCheck::begin), and now runs
     // as the rest of the start does, without parking (apply_allotment's suspension).
@@ -405,7 +401,7 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
             }
             if (!behind && polling && lending_worthwhile()) poll_quiet(now);
             if (!peeking) continue;
-            std::uint64_t cpu_now = process_cpu_ns();
+            std::uint64_t cpu_now = s.process_cpu.read_ns();
             if (!s.check.window_spent(now, cpu_now - std::min(cpu_now, s.last_cpu_ns))) continue;
             peeked = true;  // an early cycle, at the `now` the window was found spent at
             next = now + s.cycle_ns;
@@ -560,7 +556,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     bool check_runs = checking();
     std::uint64_t cpu = 0;
     if (check_runs || s.trace.is_open()) {
-        std::uint64_t cpu_now = process_cpu_ns();
+        std::uint64_t cpu_now = s.process_cpu.read_ns();
         cpu = cpu_now - std::min(cpu_now, s.last_cpu_ns);
         s.last_cpu_ns = cpu_now;
     }
