@@ -2,7 +2,8 @@
 //
 // CLOCK_PROCESS_CPUTIME_ID sums each thread's run time as the scheduler last accounted it: at a
 // switch, or at the kernel's tick for a thread that keeps its CPU (every 4 ms at HZ=250, the
-// lent 16-core machine's and this one's). So it counts a job whose threads each run on a CPU of
+// lent 16-core machine's and this one's); since Linux 4.8 only the reading thread's own is
+// brought up to date (commit a1eb1411b4e4, for the call's scalability). So it counts a job whose threads each run on a CPU of
 // their own, as an unconfined one does, late by up to a tick of each: on 16 CPUs up to 60 ms of
 // CPU time, four times a probe's whole bound (15 ms beyond its CPUs, confine_check.hpp). The
 // controller's 1 ms peeks saw a window spent only once a tick had counted it, and at allotment 1
