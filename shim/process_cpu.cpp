@@ -25,8 +25,10 @@ clockid_t thread_clock(pid_t tid) noexcept {
 }  // namespace
 
 std::uint64_t ProcessCpu::read_ns() noexcept {
+    if (!exact_) return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     unsigned created = confine::threads_created();
-    if (!listed_ || created != created_seen_ || ++reads_ >= kRelistReads) {
+    bool listing = !listed_ || created != created_seen_ || ++reads_ >= kRelistReads;
+    if (listing) {
         try {
             tids_ = gat::self_threads();
         } catch (...) {
@@ -36,11 +38,17 @@ std::uint64_t ProcessCpu::read_ns() noexcept {
         created_seen_ = created;
         reads_ = 0;
     }
+    std::size_t read = 0;
     for (pid_t tid : tids_) {
         bool ok = false;
         clock_ns(thread_clock(tid), &ok);  // brings the thread's run time up to date
-        if (!ok) listed_ = false;          // it ended: list again next time
+        if (ok) ++read;
+        else listed_ = false;  // it ended: list again next time
     }
+    // Not one thread of a fresh listing could be read, this one's included: the ids /proc gives
+    // are not this process's (a /proc of another pid namespace). The process clock alone then,
+    // rather than listing again at every reading.
+    if (listing && !tids_.empty() && read == 0) exact_ = false;
     return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 

@@ -17,7 +17,8 @@
 // Controller thread only. The threads are listed (/proc/self/task) at the first reading, after a
 // thread was created through pthread_create (confine::threads_created), when one could not be
 // read (it ended), and every kRelistReads readings for threads cloned without it; a thread missed
-// meanwhile is only counted late, as by the process clock alone.
+// meanwhile is only counted late, as by the process clock alone, which is also all it reads where
+// not one listed thread's clock can be read (a /proc of another pid namespace).
 #pragma once
 
 #include <sys/types.h>
@@ -35,6 +36,7 @@ public:
 
 private:
     std::vector<pid_t> tids_;
+    bool exact_ = true;  // false where the listed threads' clocks cannot be read (read_ns)
     bool listed_ = false;
     unsigned created_seen_ = 0;
     unsigned reads_ = 0;
