@@ -179,9 +179,10 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         if (++confirm_cycle_ == kConfirmCycles) return decide_confirmed(now);
         if (bounded_ && confirm_cycle_ >= kMinBoundedConfirmCycles && !confirm_unconfined(confirm_cycle_)) {
             // Each kind has had as many cycles: the unconfined ones' surplus against what
-            // kConfirmCycles / 2 of them use at allotment 1 of 2 CPUs (their mean length each).
-            std::uint64_t mean = confirm_[1].wall_ns / static_cast<std::uint64_t>(confirm_cycle_ / 2);
-            if (confirm_beyond_ >= static_cast<std::uint64_t>(kConfirmCycles / 2) * mean) return decide_confirmed(now);
+            // kConfirmCycles / 2 of them use at allotment 1 of 2 CPUs (a cycle's length each; the
+            // unconfined ones may have ended early, window_spent).
+            if (confirm_beyond_ >= static_cast<std::uint64_t>(kConfirmCycles / 2) * confirm_cycle_ns())
+                return decide_confirmed(now);
         }
         return !confirm_unconfined(confirm_cycle_);
     }

@@ -44,6 +44,7 @@
 // Pure logic, controller thread only: the controller feeds it each cycle's counts.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "shim/probe_window.hpp"
@@ -163,9 +164,14 @@ public:
     // a window takes up to 15 CPU-ms of theirs: GraphicsMagick's blur with 16 threads ran 115-235
     // ms unconfined, docs/enforcement.md). The start ends at kStartNs beyond one CPU (whatever its
     // marks), a probe at kProbeNs beyond its CPUs (kMaxProbeNs after a stall), and a
-    // confirmation once its unconfined cycles have used kConfirmCycles / 2 of their own mean
-    // length beyond its CPUs, after kMinBoundedConfirmCycles (each pool, less its top cycle,
-    // keeps one). On 2 CPUs nothing changes: the surplus there never exceeds the wall time. The
+    // confirmation once its unconfined cycles have used kConfirmCycles / 2 cycles' length beyond
+    // its CPUs (a cycle: the mean of its confined ones, which run whole), after
+    // kMinBoundedConfirmCycles (each pool, less its top cycle, keeps one); each of its unconfined
+    // cycles ends once it has used its share of that, kConfirmCycles / kMinBoundedConfirmCycles
+    // cycles' length (confirm_cycle_bound), so that the first kMinBoundedConfirmCycles spend it
+    // (on 16 CPUs each of GraphicsMagick's whole unconfined cycles used 49-79 ms of CPU, and its
+    // confirmations 70-132 ms beyond one CPU where the bound is 40: bench/results/
+    // 2026-12-05e-device16core). On 2 CPUs nothing changes: the surplus there never exceeds the wall time. The
     // trade on wide machines: a hand-over-bound program that ends within the start's 100 ms is
     // confined before it is compared (on 16 CPUs the start, its first cycle counted (begin), lasts
     // about 7 ms: window_spent, below), a sweep stalled by confinement gets 4 ms instead of 60 to
@@ -186,12 +192,19 @@ public:
     // window_spent() says that a step now, with `cpu_ns` more CPU time than the steps so far
     // counted, would end the window: it then ends within a peek of its bound. A step at the same
     // `now` with at least that CPU time does end it (the same test, and CPU time only grows), so
-    // an early cycle closes the window it was run for. Only the start and probes: a
-    // confirmation's bound is over its cycles, which it pools by kind.
+    // an early cycle closes the window it was run for. A confirmation's unconfined cycle is such
+    // a window too, with its share of the confirmation's bound (confirm_cycle_bound); the
+    // confined cycle after an early one runs whole, and it pools the cycles by kind, whatever
+    // their length.
     static constexpr std::uint64_t kPeekNs = 1'000'000;
-    bool window_bounded() const noexcept { return bounded_ && (phase_ == Phase::start || phase_ == Phase::probe); }
+    bool window_bounded() const noexcept {
+        return bounded_ && (phase_ == Phase::start || phase_ == Phase::probe ||
+                            (phase_ == Phase::confirm && confirm_unconfined(confirm_cycle_)));
+    }
     bool window_spent(std::uint64_t now, std::uint64_t cpu_ns) const noexcept {
-        return window_bounded() && bound_spent(now, probe_.cpu_ns + cpu_ns);
+        if (!window_bounded()) return false;
+        if (phase_ == Phase::confirm) return beyond(cpu_ns, cpus_, now - since_) >= confirm_cycle_bound();
+        return bound_spent(now, probe_.cpu_ns + cpu_ns);
     }
 
     // The controller's first look at the job (its first allotment, before any cycle). A job that
@@ -266,6 +279,15 @@ private:
     // the co-runners' CPUs).
     static std::uint64_t beyond(std::uint64_t cpu_ns, int cpus, std::uint64_t wall_ns) noexcept;
     static constexpr bool confirm_unconfined(int cycle) noexcept { return cycle % 2 == 1; }
+    // The length of a cycle in the confirmation: the mean of its confined cycles so far (they
+    // run whole; it begins with one).
+    std::uint64_t confirm_cycle_ns() const noexcept {
+        return confirm_[0].wall_ns / static_cast<std::uint64_t>(std::max(1, (confirm_cycle_ + 1) / 2));
+    }
+    // What one of its unconfined cycles may use beyond its CPUs (bounded_, kMinBoundedConfirmCycles).
+    std::uint64_t confirm_cycle_bound() const noexcept {
+        return static_cast<std::uint64_t>(kConfirmCycles / kMinBoundedConfirmCycles) * confirm_cycle_ns();
+    }
 
     Phase phase_ = Phase::idle;
     std::uint64_t since_ = 0;      // the phase began

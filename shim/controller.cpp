@@ -378,10 +378,11 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
         bool polling = lending_worthwhile();
         if (!polling) s.quiet_seen = false;  // quiet only counts across consecutive polls
         std::uint64_t until = polling ? std::min(next, before + s.lend_ns) : next;
-        // The check's start or a probe, bounded, is open: peek at the CPU time it used every
-        // ConfineCheck::kPeekNs, to end the cycle when the window has spent its bound. Once per
-        // cycle: the early cycle closes the window (window_spent says why), and this keeps a
-        // window that did not close from turning every peek into a cycle.
+        // A bounded window of the check is open (its start, a probe, a confirmation's unconfined
+        // cycle): peek at the CPU time it used every ConfineCheck::kPeekNs, to end the cycle when
+        // the window has spent its bound. Once per cycle: the early cycle closes the window
+        // (window_spent says why), and this keeps a window that did not close from turning every
+        // peek into a cycle.
         bool peeking = !peeked && s.check.window_bounded() && checking();
         if (peeking) until = std::min(until, before + ConfineCheck::kPeekNs);
         // A hook may have asked back before `seen` was read (during lend()): no wait then.

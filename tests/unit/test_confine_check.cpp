@@ -620,6 +620,8 @@ struct PeekedJob {
     bool confined = false, peeked = false;
     std::uint64_t window_since = 0, window_beyond = 0;  // the open window: began, CPU beyond one CPU
     std::vector<std::uint64_t> windows;                 // each closed window's CPU beyond one CPU
+    std::uint64_t cycle_beyond = 0;                     // the cycle now: CPU beyond one CPU
+    std::vector<std::uint64_t> confirm_unconfined;      // each unconfined cycle of a confirmation: the same
     PeekedJob(double c, double f, int n, bool begun = true) : confined_rate(c), free_rate(f), cpus(n) {
         check.set_bounded(true);
         if (begun) check.begin(0, true, true);
@@ -632,17 +634,20 @@ struct PeekedJob {
         cpu += on * kMs;
         marks += (confined ? confined_rate : free_rate) * on;
         if (!confined) window_beyond += (on - 1) * kMs;
+        cycle_beyond += (on - 1) * kMs;
         bool early = !peeked && now < next && check.window_spent(now, cpu);
         if (now < next && !early) return;
         Phase before = check.phase();
         auto whole = static_cast<std::uint64_t>(marks);
         marks -= static_cast<double>(whole);
         bool was_open = !confined;
+        if (before == Phase::confirm && was_open) confirm_unconfined.push_back(cycle_beyond);
+        cycle_beyond = 0;
         confined = check.step(now, whole, cpu, confined ? 1 : 0, true);
         cpu = 0;
         if (early) {
             INFO("an early cycle at " << now / kMs << " ms in " << ConfineCheck::name(before));
-            REQUIRE(check.phase() != before);  // it closed the window it was run for
+            REQUIRE(!check.window_bounded());  // it closed the window it was run for
         }
         if (was_open && confined) {
             windows.push_back(window_beyond);
@@ -676,6 +681,37 @@ TEST_CASE("confine_check: bounded and peeked, each window on 16 CPUs ends within
     handover.run_ms(400);
     CHECK(handover.check.phase() == Phase::hold);
     CHECK(handover.check.last_ratio() > 100);
+}
+
+TEST_CASE("confine_check: bounded and peeked, a confirmation on 16 CPUs costs what it costs on 2", "[confine_check]") {
+    // Its unconfined cycles are windows too: each ends within a peek of its share of the
+    // confirmation's bound (kConfirmCycles / 2 cycles beyond its CPU, over the
+    // kMinBoundedConfirmCycles / 2 unconfined cycles it has at least), and the job is held as
+    // before. Whole, each of those cycles used 75 ms beyond one CPU. On 2 CPUs none ends early:
+    // all kConfirmCycles / 2 of them use a cycle's length beyond it, as without the bound.
+    constexpr std::uint64_t kBound = ConfineCheck::kConfirmCycles / 2 * kCycle;
+    constexpr std::uint64_t kUnconfinedAtLeast = ConfineCheck::kMinBoundedConfirmCycles / 2;
+    for (int cpus : {16, 2}) {
+        INFO(cpus << " CPUs");
+        PeekedJob job(0.1, 50, cpus);
+        for (int ms = 0; ms < 1000 && job.check.phase() != Phase::hold; ++ms) job.ms();
+        REQUIRE(job.check.phase() == Phase::hold);
+        const std::vector<std::uint64_t>& cycles = job.confirm_unconfined;
+        std::uint64_t spent = 0;
+        for (std::uint64_t c : cycles) spent += c;
+        if (cpus == 16) {
+            REQUIRE(cycles.size() == kUnconfinedAtLeast);
+            for (std::uint64_t c : cycles) {
+                CHECK(c >= kBound / kUnconfinedAtLeast);
+                CHECK(c <= kBound / kUnconfinedAtLeast + 15 * kMs);
+            }
+            CHECK(spent <= kBound + kUnconfinedAtLeast * 15 * kMs);
+        } else {
+            REQUIRE(cycles.size() == ConfineCheck::kConfirmCycles / 2);
+            for (std::uint64_t c : cycles) CHECK(c == kCycle);
+        }
+        CHECK(job.check.last_ratio() > 100);
+    }
 }
 
 TEST_CASE("confine_check: begun at the first look, a start on 2 CPUs lasts kStartNs from it", "[confine_check]") {
