@@ -21,6 +21,7 @@ void ConfineCheck::enter_start(std::uint64_t now) noexcept {
     phase_ = Phase::start;
     since_ = now;
     construct_since_ = 0;
+    construct_skip_cpu_ns_ = 0;
     probe_ = Progress{};
 }
 
@@ -32,6 +33,36 @@ bool ConfineCheck::bound_spent(std::uint64_t now, std::uint64_t window_cpu_ns) c
     // the window left it) may go on for longer.
     bool after_stall = since_ - last_mark_ >= kStalledNs;
     return beyond(window_cpu_ns, cpus_, now - since_) >= (after_stall ? kMaxProbeNs : kProbeNs);
+}
+
+bool ConfineCheck::sparse_stretch(std::uint64_t now, const Progress& stretch_progress) const noexcept {
+    if (construct_since_ == 0 || now <= construct_since_) return false;
+    std::uint64_t stretch = now - construct_since_;
+    std::uint64_t surplus = beyond(stretch_progress.cpu_ns, 1, stretch);
+    return stretch_progress.marks * kSparseMarkCpuNs < stretch_progress.cpu_ns &&
+           (stretch_progress.marks > 0 ? stretch >= kSparseStartNs || surplus >= kSparseStartNs
+                                       : surplus >= kQuietStartSurplusNs);
+}
+
+void ConfineCheck::peek_construct(std::uint64_t now, std::uint64_t cpu_ns, bool in_construct) noexcept {
+    if (phase_ != Phase::start || !in_construct || construct_since_ != 0) return;
+    construct_since_ = now;
+    construct_ = Progress{};
+    construct_skip_cpu_ns_ = cpu_ns;
+}
+
+bool ConfineCheck::window_spent(std::uint64_t now, std::uint64_t cpu_ns) const noexcept {
+    if (!window_bounded()) return false;
+    if (phase_ == Phase::confirm) return beyond(cpu_ns, cpus_, now - since_) >= confirm_cycle_bound();
+    if (bound_spent(now, probe_.cpu_ns + cpu_ns)) return true;
+    // The start's stretch of construct while no step has counted a mark in it, as its step would
+    // read it if the cycle made none: the step then ends the start, or, where the cycle's marks
+    // were dense after all, goes on (once a stretch: its marks are counted from then on, and the
+    // sparse rule with marks is read at the steps).
+    if (phase_ != Phase::start || construct_.marks > 0) return false;
+    Progress stretch = construct_;
+    stretch.cpu_ns += cpu_ns - std::min(cpu_ns, construct_skip_cpu_ns_);
+    return sparse_stretch(now, stretch);
 }
 
 void ConfineCheck::start_confined(std::uint64_t now) noexcept {
@@ -81,7 +112,9 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
         probe_.marks += marks;
         probe_.cpu_ns += cpu_ns;
         // A stretch of construct whose marks are too sparse for a hand-over-bound job ends the
-        // start (kSparseStartNs, the header). Its first cycle may have begun in serial code.
+        // start (kSparseStartNs, the header). Its first cycle may have begun in serial code, so
+        // the stretch begins at its first cycle end, or at the peek that saw it (peek_construct),
+        // whose cycle's CPU before it is left out.
         if (!in_construct) {
             construct_since_ = 0;
         } else if (construct_since_ == 0) {
@@ -89,13 +122,10 @@ bool ConfineCheck::step(std::uint64_t now, std::uint64_t marks, std::uint64_t cp
             construct_ = Progress{};
         } else {
             construct_.marks += marks;
-            construct_.cpu_ns += cpu_ns;
+            construct_.cpu_ns += cpu_ns - std::min(cpu_ns, construct_skip_cpu_ns_);
         }
-        std::uint64_t stretch = construct_since_ != 0 ? now - construct_since_ : 0;
-        std::uint64_t surplus = beyond(construct_.cpu_ns, 1, stretch);
-        bool sparse = stretch > 0 && construct_.marks * kSparseMarkCpuNs < construct_.cpu_ns &&
-                      (construct_.marks > 0 ? stretch >= kSparseStartNs || surplus >= kSparseStartNs
-                                            : surplus >= kQuietStartSurplusNs);
+        construct_skip_cpu_ns_ = 0;
+        bool sparse = sparse_stretch(now, construct_);
         if (now - since_ < kStartNs && !sparse && !bound_spent(now, probe_.cpu_ns)) return false;
         start_confined(now);
         start_pending_ = true;

@@ -170,13 +170,15 @@ public:
     // cycles ends once it has used its share of that, kConfirmCycles / kMinBoundedConfirmCycles
     // cycles' length (confirm_cycle_bound), so that the first kMinBoundedConfirmCycles spend it
     // (on 16 CPUs each of GraphicsMagick's whole unconfined cycles used 49-79 ms of CPU, and its
-    // confirmations 70-132 ms beyond one CPU where the bound is 40: bench/results/
+    // confirmations 50-112 ms beyond one CPU where the bound is 40: bench/results/
     // 2026-12-05e-device16core). On 2 CPUs nothing changes: the surplus there never exceeds the wall time. The
     // trade on wide machines: a hand-over-bound program that ends within the start's 100 ms is
     // confined before it is compared (on 16 CPUs the start, its first cycle counted (begin), lasts
     // about 7 ms: window_spent, below), a sweep stalled by confinement gets 4 ms instead of 60 to
     // finish unconfined, and a burst shorter than a cycle that falls on a bounded confirmation's
-    // one cycle of a kind is left out no longer.
+    // one cycle of a kind is left out no longer; its unconfined cycles last about 2 ms on 16 CPUs,
+    // so a hand-over-bound job that marks more sparsely than that fails it and is held by its
+    // looks, whose probes are as short.
     static constexpr int kMinBoundedConfirmCycles = 4;
     void set_bounded(bool bounded) noexcept { bounded_ = bounded; }
     // The looks' windows are drawn from this seed (a fixed one unless told: the unit tests replay
@@ -192,20 +194,32 @@ public:
     // window_spent() says that a step now, with `cpu_ns` more CPU time than the steps so far
     // counted, would end the window: it then ends within a peek of its bound. A step at the same
     // `now` with at least that CPU time does end it (the same test, and CPU time only grows), so
-    // an early cycle closes the window it was run for. A confirmation's unconfined cycle is such
+    // an early cycle closes the window it was run for (but a start whose stretch of construct read
+    // markless at the peek and whose cycle made marks densely, once a stretch: peek_construct;
+    // hence kMaxEarlyCycles). A confirmation's unconfined cycle is such
     // a window too, with its share of the confirmation's bound (confirm_cycle_bound); the
     // confined cycle after an early one runs whole, and it pools the cycles by kind, whatever
     // their length.
     static constexpr std::uint64_t kPeekNs = 1'000'000;
+    // Early cycles the controller may run between two cycle ends: one at the bound, one more for
+    // a start whose stretch read markless at a peek and marked after all (peek_construct). More
+    // could only come from a window that an early cycle did not close, which would turn every
+    // peek into a cycle.
+    static constexpr int kMaxEarlyCycles = 2;
     bool window_bounded() const noexcept {
         return bounded_ && (phase_ == Phase::start || phase_ == Phase::probe ||
                             (phase_ == Phase::confirm && confirm_unconfined(confirm_cycle_)));
     }
-    bool window_spent(std::uint64_t now, std::uint64_t cpu_ns) const noexcept {
-        if (!window_bounded()) return false;
-        if (phase_ == Phase::confirm) return beyond(cpu_ns, cpus_, now - since_) >= confirm_cycle_bound();
-        return bound_spent(now, probe_.cpu_ns + cpu_ns);
-    }
+    bool window_spent(std::uint64_t now, std::uint64_t cpu_ns) const noexcept;
+    // At a peek in the start (starting()): whether one of the job's threads is in a parallel
+    // construct now (as step's `in_construct`), with `cpu_ns` CPU time since the last step. A
+    // stretch of construct begins here rather than at the next cycle end, and window_spent ends
+    // the start at the peek where its stretch, without a mark counted yet, reads sparse as if the
+    // cycle had made none (kQuietStartSurplusNs; its step finds out: a start whose cycle marked
+    // densely goes on, and the controller may end that cycle once more, at the bound). On 16 CPUs
+    // GraphicsMagick's and NPB EP.W's starts ran on to their 100 ms bound: the stretch began at
+    // the first cycle end in their region, which the bound's early cycle already was.
+    void peek_construct(std::uint64_t now, std::uint64_t cpu_ns, bool in_construct) noexcept;
 
     // The controller's first look at the job (its first allotment, before any cycle). A job that
     // would start at its first step (markable, and its allotment confines it) starts now instead,
@@ -257,6 +271,9 @@ private:
     // Whether an open start or probe, having used `window_cpu_ns` of CPU by `now`, has spent its
     // bound (bounded_ only).
     bool bound_spent(std::uint64_t now, std::uint64_t window_cpu_ns) const noexcept;
+    // Whether the start's stretch of construct, with this progress in it by `now`, is too sparse
+    // in marks for a hand-over-bound job (kSparseStartNs).
+    bool sparse_stretch(std::uint64_t now, const Progress& stretch_progress) const noexcept;
     // As the confined window ends (a probe begins, or the start is compared): the window to
     // compare with (compared_ref_).
     void choose_reference(std::uint64_t now) noexcept;
@@ -312,10 +329,11 @@ private:
     std::uint64_t look_ns_ = kLookMinNs;
     std::uint32_t look_seed_ = 12345;
     bool started_ = false;        // the start is over (once per job)
-    // The start: the first cycle end of the construct it runs in now (0: none), and the marks and
-    // CPU time of the cycles since.
+    // The start: the first cycle end or peek in the construct it runs in now (0: none), and the
+    // marks and CPU time since.
     std::uint64_t construct_since_ = 0;
     Progress construct_;
+    std::uint64_t construct_skip_cpu_ns_ = 0;  // begun at a peek: its cycle's CPU before it
     bool start_pending_ = false;  // probe_ holds the start's window, not yet compared
     bool first_hold_now_ = false;
     bool probe_ended_ = false;

@@ -365,7 +365,7 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
     cycling_table_.store(s.table.get(), std::memory_order_release);
     std::uint64_t next = s.last + s.cycle_ns;
     bool behind = false;  // a change not followed yet: the table's lock was busy (follow_table)
-    bool peeked = false;  // the last cycle was an early one (below)
+    int early_cycles = 0;  // early cycles (below) since the last cycle end
     for (;;) {
         int slot = s.slot;  // update() may move us to another row (re-join)
         cycling_slot_.store(slot, std::memory_order_release);
@@ -380,10 +380,10 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
         std::uint64_t until = polling ? std::min(next, before + s.lend_ns) : next;
         // A bounded window of the check is open (its start, a probe, a confirmation's unconfined
         // cycle): peek at the CPU time it used every ConfineCheck::kPeekNs, to end the cycle when
-        // the window has spent its bound. Once per cycle: the early cycle closes the window
-        // (window_spent says why), and this keeps a window that did not close from turning every
-        // peek into a cycle.
-        bool peeking = !peeked && s.check.window_bounded() && checking();
+        // the window has spent its bound. At most kMaxEarlyCycles between cycle ends: an early
+        // cycle closes the window (window_spent says why, and when it may not), and this keeps one
+        // that did not close from turning every peek into a cycle.
+        bool peeking = early_cycles < ConfineCheck::kMaxEarlyCycles && s.check.window_bounded() && checking();
         if (peeking) until = std::min(until, before + ConfineCheck::kPeekNs);
         // A hook may have asked back before `seen` was read (during lend()): no wait then.
         bool pending = behind || (s.lent && !host_detail::g_lent.load());
@@ -403,11 +403,16 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
             if (!behind && polling && lending_worthwhile()) poll_quiet(now);
             if (!peeking) continue;
             std::uint64_t cpu_now = s.process_cpu.read_ns();
-            if (!s.check.window_spent(now, cpu_now - std::min(cpu_now, s.last_cpu_ns))) continue;
-            peeked = true;  // an early cycle, at the `now` the window was found spent at
+            std::uint64_t cycle_cpu = cpu_now - std::min(cpu_now, s.last_cpu_ns);
+            if (s.check.starting()) {
+                std::uint64_t entries;  // unused: the start asks only whether a construct runs
+                s.check.peek_construct(now, cycle_cpu, !quiet_now(&entries));
+            }
+            if (!s.check.window_spent(now, cycle_cpu)) continue;
+            ++early_cycles;  // an early cycle, at the `now` the window was found spent at
             next = now + s.cycle_ns;
         } else {
-            peeked = false;
+            early_cycles = 0;
             if (next < now) next = now + s.cycle_ns;  // we fell behind (stopped, descheduled): do not burst
         }
         behind = false;  // the cycle reads the table anyway

@@ -175,7 +175,7 @@ constinit const OptionSpec kSpecs[] = {
     {"APSHIM_CHECK_BOUND", "--check-bound", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
      "1 ends each unconfined window of the confinement check (its start, its probes, a confirmation's "
      "unconfined cycles) once it has used, beyond the job's own CPUs, the CPU time it uses at "
-     "allotment 1 of 2 CPUs (the start and probes within a millisecond of it: the controller reads "
+     "allotment 1 of 2 CPUs (each within a millisecond of it: the controller reads "
      "the CPU time between its cycles while one is open), so that it costs the co-runners the same "
      "on a machine of any width "
      "(on 2 CPUs nothing changes; on 16, at allotment 1, GraphicsMagick used 1.10-1.16 CPUs with it, "

@@ -608,7 +608,7 @@ TEST_CASE("confine_check: bounded, each unconfined window on 16 CPUs ends at its
 
 // The controller's loop with the bound (controller.cpp, cycle_loop): the check begun at the first
 // look (ConfineCheck::begin), then 5 ms cycles, each ended early at the first 1 ms peek that
-// finds the open start or probe spent (window_spent), at most once a cycle.
+// finds the open window spent (window_spent), at most kMaxEarlyCycles between cycle ends.
 namespace {
 struct PeekedJob {
     ConfineCheck check;
@@ -617,25 +617,34 @@ struct PeekedJob {
     std::uint64_t now = 0, next = kCycle;
     std::uint64_t cpu = 0;  // since the last step
     double marks = 0;       // since the last step (whole ones are stepped, the rest carried)
-    bool confined = false, peeked = false;
+    bool confined = false;
+    int early_cycles = 0;  // since the last cycle end (ConfineCheck::kMaxEarlyCycles)
     std::uint64_t window_since = 0, window_beyond = 0;  // the open window: began, CPU beyond one CPU
     std::vector<std::uint64_t> windows;                 // each closed window's CPU beyond one CPU
     std::uint64_t cycle_beyond = 0;                     // the cycle now: CPU beyond one CPU
     std::vector<std::uint64_t> confirm_unconfined;      // each unconfined cycle of a confirmation: the same
+    // From this ms on the job runs in one parallel construct (the check told so at its steps and
+    // peeks), before it serial code (one CPU, no marks); -1: never told.
+    std::int64_t construct_from_ms = -1;
     PeekedJob(double c, double f, int n, bool begun = true) : confined_rate(c), free_rate(f), cpus(n) {
         check.set_bounded(true);
         if (begun) check.begin(0, true, true);
     }
     // One ms of the job, then a step if a cycle ends or a peek finds the window spent. The check
     // sees the CPU time of every ms since its last step (confined: one CPU; else `cpus`).
+    bool serial_at(std::uint64_t t) const { return construct_from_ms >= 0 && t < static_cast<std::uint64_t>(construct_from_ms) * kMs; }
     void ms() {
+        bool serial = serial_at(now);
         now += kMs;
-        int on = confined ? 1 : cpus;
+        int on = confined || serial ? 1 : cpus;
         cpu += on * kMs;
-        marks += (confined ? confined_rate : free_rate) * on;
+        if (!serial) marks += (confined ? confined_rate : free_rate) * on;
         if (!confined) window_beyond += (on - 1) * kMs;
         cycle_beyond += (on - 1) * kMs;
-        bool early = !peeked && now < next && check.window_spent(now, cpu);
+        bool in_construct = construct_from_ms >= 0 && !serial_at(now);
+        bool peeking = early_cycles < ConfineCheck::kMaxEarlyCycles && now < next && check.window_bounded();
+        if (peeking && check.starting()) check.peek_construct(now, cpu, in_construct);
+        bool early = peeking && check.window_spent(now, cpu);
         if (now < next && !early) return;
         Phase before = check.phase();
         auto whole = static_cast<std::uint64_t>(marks);
@@ -643,17 +652,20 @@ struct PeekedJob {
         bool was_open = !confined;
         if (before == Phase::confirm && was_open) confirm_unconfined.push_back(cycle_beyond);
         cycle_beyond = 0;
-        confined = check.step(now, whole, cpu, confined ? 1 : 0, true);
-        cpu = 0;
+        confined = check.step(now, whole, cpu, confined ? 1 : 0, true, true, in_construct);
         if (early) {
             INFO("an early cycle at " << now / kMs << " ms in " << ConfineCheck::name(before));
-            REQUIRE(!check.window_bounded());  // it closed the window it was run for
+            // It closed the window it was run for, but a start whose cycle marked densely
+            // (peek_construct: the peek read its stretch as if it made none).
+            bool dense_start = before == Phase::start && whole * ConfineCheck::kSparseMarkCpuNs >= cpu;
+            if (!dense_start) REQUIRE(!check.window_bounded());
         }
+        cpu = 0;
         if (was_open && confined) {
             windows.push_back(window_beyond);
             window_beyond = 0;
         }
-        peeked = early;
+        early_cycles = early ? early_cycles + 1 : 0;
         next = now + kCycle;
     }
     void run_ms(int n) {
@@ -711,6 +723,38 @@ TEST_CASE("confine_check: bounded and peeked, a confirmation on 16 CPUs costs wh
             for (std::uint64_t c : cycles) CHECK(c == kCycle);
         }
         CHECK(job.check.last_ratio() > 100);
+    }
+}
+
+TEST_CASE("confine_check: bounded and peeked, a start on 16 CPUs ends at the peek its construct reads sparse", "[confine_check]") {
+    // A job that reads its input serially for 22 ms, then runs one long region: without marks
+    // (static loops, NPB EP) or with sparse ones (GraphicsMagick's guided chunks). The stretch of
+    // construct begins at the first peek in it (15 ms beyond one CPU after the region began, on
+    // 16 CPUs), and the start ends at the first peek where the stretch reads sparse as if it made
+    // no marks (kQuietStartSurplusNs beyond one CPU, within a peek), or at the first cycle end
+    // (25 ms), whose step counts the marks, where it reads sparse with them (kSparseStartNs).
+    // Begun at that cycle end instead, the stretch had not read sparse by the peek where the
+    // start's bound ended it, 100 ms beyond. A region that marks densely runs its start to that
+    // bound as before, also where its stretch read markless at a peek before a cycle end counted
+    // its marks (the region from 21 ms: an early cycle at 24 ms that leaves the start open, then
+    // one at the bound, kMaxEarlyCycles).
+    struct Case {
+        double rate;
+        std::int64_t from_ms;
+        std::uint64_t at_least, at_most;
+    };
+    const Case cases[] = {{0, 22, ConfineCheck::kQuietStartSurplusNs, ConfineCheck::kQuietStartSurplusNs + 30 * kMs},
+                          {0.05, 22, ConfineCheck::kSparseStartNs, ConfineCheck::kQuietStartSurplusNs + 30 * kMs},
+                          {20, 22, ConfineCheck::kStartNs, ConfineCheck::kStartNs + 15 * kMs},
+                          {20, 21, ConfineCheck::kStartNs, ConfineCheck::kStartNs + 15 * kMs}};
+    for (const Case& c : cases) {
+        INFO(c.rate << " marks per CPU-ms, the region from " << c.from_ms << " ms");
+        PeekedJob job(c.rate, c.rate, 16);
+        job.construct_from_ms = c.from_ms;
+        for (int ms = 0; ms < 200 && job.windows.empty(); ++ms) job.ms();
+        REQUIRE(job.windows.size() == 1);
+        CHECK(job.windows[0] >= c.at_least);
+        CHECK(job.windows[0] <= c.at_most);
     }
 }
 
