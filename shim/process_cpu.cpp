@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include "adapters/common/clock.hpp"
 #include "gat/proc.hpp"
 #include "shim/confine.hpp"
 
@@ -9,11 +10,11 @@ namespace apshim {
 
 namespace {
 
-std::uint64_t clock_ns(clockid_t clock, bool* ok = nullptr) noexcept {
-    timespec ts{};
-    bool read = clock_gettime(clock, &ts) == 0;
-    if (ok) *ok = read;
-    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+// The process's CPU clock (0 where it cannot be read, which it always can).
+std::uint64_t process_clock_ns() noexcept {
+    std::uint64_t ns = 0;
+    read_clock_ns(CLOCK_PROCESS_CPUTIME_ID, ns);
+    return ns;
 }
 
 // The CPU clock of thread `tid` of this process: the kernel's MAKE_THREAD_CPUCLOCK(tid,
@@ -25,7 +26,7 @@ clockid_t thread_clock(pid_t tid) noexcept {
 }  // namespace
 
 std::uint64_t ProcessCpu::read_ns() noexcept {
-    if (!exact_) return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    if (!exact_) return process_clock_ns();
     unsigned created = confine::threads_created();
     bool listing = !listed_ || created != created_seen_ || ++reads_ >= kRelistReads;
     if (listing) {
@@ -40,16 +41,15 @@ std::uint64_t ProcessCpu::read_ns() noexcept {
     }
     std::size_t read = 0;
     for (pid_t tid : tids_) {
-        bool ok = false;
-        clock_ns(thread_clock(tid), &ok);  // brings the thread's run time up to date
-        if (ok) ++read;
+        std::uint64_t ns;
+        if (read_clock_ns(thread_clock(tid), ns)) ++read;  // brings the thread's run time up to date
         else listed_ = false;  // it ended: list again next time
     }
     // Not one thread of a fresh listing could be read, this one's included: the ids /proc gives
     // are not this process's (a /proc of another pid namespace). The process clock alone then,
     // rather than listing again at every reading.
     if (listing && !tids_.empty() && read == 0) exact_ = false;
-    return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    return process_clock_ns();
 }
 
 }  // namespace apshim

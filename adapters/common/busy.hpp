@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "adapters/adapter.hpp"
+#include "adapters/common/clock.hpp"
 
 namespace apshim {
 
@@ -167,11 +168,7 @@ bool others_busy(Slots& slots, const ThreadCounters* self) noexcept {
 // CPU time (ns) the live owner of `c` has used so far, from its CPU clock, into `ns`; false, `ns`
 // left alone, when the clock cannot be read (no live owner, or its thread ended).
 inline bool read_owner_cpu(const ThreadCounters& c, std::uint64_t& ns) noexcept {
-    timespec ts;
-    if (c.tid.load(std::memory_order_acquire) == 0 || clock_gettime(c.cpu_clock.load(std::memory_order_relaxed), &ts) != 0)
-        return false;
-    ns = static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-    return true;
+    return c.tid.load(std::memory_order_acquire) != 0 && read_clock_ns(c.cpu_clock.load(std::memory_order_relaxed), ns);
 }
 // The same, 0 when the clock cannot be read.
 inline std::uint64_t owner_cpu_ns(const ThreadCounters& c) noexcept {

@@ -14,10 +14,24 @@
 
 namespace apshim {
 
+// A time as a count of nanoseconds (gat/table.cpp has its own: the table knows no layer above it).
+inline std::uint64_t timespec_ns(const timespec& ts) noexcept {
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// `clock` now, into `ns`; false, `ns` left alone, where it cannot be read (a thread's CPU clock
+// after the thread ended).
+inline bool read_clock_ns(clockid_t clock, std::uint64_t& ns) noexcept {
+    timespec ts;
+    if (clock_gettime(clock, &ts) != 0) return false;
+    ns = timespec_ns(ts);
+    return true;
+}
+
 inline std::uint64_t now_ns() noexcept {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+    return timespec_ns(ts);
 }
 
 // The same clock in seconds (the one Python's time.monotonic() reads: bench tools print it).

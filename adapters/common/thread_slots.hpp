@@ -41,11 +41,9 @@ public:
         // This thread's CPU time stays counted after its clock is gone (SlotSampler): the id is
         // cleared first, so the controller never counts both.
         c->tid.store(0, std::memory_order_release);
-        timespec ts;
-        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
-            c->exited_cpu_ns.store(c->exited_cpu_ns.load(std::memory_order_relaxed) + static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
-                                       static_cast<std::uint64_t>(ts.tv_nsec),
-                                   std::memory_order_release);
+        std::uint64_t cpu_ns;
+        if (read_clock_ns(CLOCK_THREAD_CPUTIME_ID, cpu_ns))
+            c->exited_cpu_ns.store(c->exited_cpu_ns.load(std::memory_order_relaxed) + cpu_ns, std::memory_order_release);
         push(c);
     }
 

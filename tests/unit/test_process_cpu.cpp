@@ -11,6 +11,7 @@
 #include <atomic>
 #include <vector>
 
+#include "adapters/common/clock.hpp"
 #include "shim/confine.hpp"
 #include "shim/process_cpu.hpp"
 
@@ -19,9 +20,9 @@ using apshim::ProcessCpu;
 namespace {
 
 std::uint64_t clock_ns(clockid_t c) {
-    timespec ts{};
-    clock_gettime(c, &ts);
-    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+    std::uint64_t ns = 0;
+    apshim::read_clock_ns(c, ns);
+    return ns;
 }
 
 void sleep_ms(long ms) {
