@@ -22,6 +22,13 @@ look), its width and idle checks off and without idle processors. Checked in the
   kMaxEarlyCycles between cycle ends: one at the bound, and in the start one more where its
   stretch of construct read markless at a peek but the cycle made marks, peek_construct);
 - the program's answer is the native one.
+
+Then the same beside the co-runner, for one long region of static loops that makes no progress
+marks (`omp_work static 1 20000`: 64 items of 20 ms, as NPB EP's timed loop): the start's stretch
+of construct begins at the first peek inside it and the start ends at the peek where it has used
+kQuietStartSurplusNs (40 ms) beyond one CPU (ConfineCheck::peek_construct). Checked: the start's
+CPU beyond one CPU, over its rows, stays under 50 ms (40.2-40.7 in six runs by hand; when the
+stretch began at the first cycle end in the region, 69-100), and the answer is the native one.
 """
 import sys
 
@@ -62,4 +69,26 @@ if rows:
     check.expect(all(a[1] == "start" for a, _ in pairs) and not triples,
                  f"an early cycle is followed by another only in the start, never by two "
                  f"(early cycles: {[(round(g), prev['confine_check']) for prev, _, g in gaps if g < EARLY_MS]})")
+
+# One long markless region: the start ends at the peek where its stretch reads quiet.
+long_args = [prog, "static", "1", "20000"]
+long_native = shim.native(long_args, timeout=120)
+check.expect(long_native.returncode == 0, f"the long region runs natively ({long_native.returncode})")
+long_env = shim.env(P=2, gat=shim.path("gat-long"), est_cycle_ms=CYCLE_MS, trace=shim.path("long-%p.csv"),
+                    APSHIM_WIDTH_CHECK=0, APSHIM_IDLE_CHECK=0, APSHIM_USE_IDLE=0)
+with CoRunner(shim, {k: v for k, v in long_env.items() if k not in ("LD_PRELOAD", "APSHIM_TRACE")}, P=2):
+    long_run = shim.run(long_args, long_env, timeout=120)
+check.expect(long_run.returncode == 0 and checksum(long_run.stdout) is not None
+             and checksum(long_run.stdout) == checksum(long_native.stdout),
+             f"the long region's native answer ({long_run.returncode}: {long_run.stdout.strip()} against "
+             f"{long_native.stdout.strip()}; {long_run.stderr.strip()})")
+long_rows = shim.trace_rows("long-")
+ended = next((i for i, r in enumerate(long_rows) if r["confine_check"] != "start"), None)
+check.expect(bool(long_rows) and long_rows[0]["confine_check"] == "start" and ended is not None,
+             f"the long region's trace begins in the start, which ends ({phases_in_order(long_rows)[:6]})")
+if long_rows and ended is not None:
+    start_cpu = sum(r["cpu_ms"] for r in long_rows[:ended + 1])
+    beyond = start_cpu - long_rows[ended]["time_ms"]
+    check.expect(beyond < 50, f"the long region's start used under 50 ms of CPU beyond one CPU ({beyond:.1f} ms: "
+                 f"{start_cpu:.1f} ms in {long_rows[ended]['time_ms']:.1f})")
 check.done()
