@@ -312,7 +312,8 @@ void Controller::first_allotment() noexcept {
     // Not through read_table: kept even when the lock is busy (allotment 1 meanwhile), so that the
     // first wait follows only a change made after this, as the first cycle reads the rest.
     s.seen = s.table->changes(s.slot);
-    s.allotment = std::max(1, s.table->update(s.slot, s.P, s.P, s.cycle_ns, &s.procs, 0, &s.idle));
+    int answered = s.table->update(s.slot, s.P, s.P, s.cycle_ns, &s.procs, 0, &s.idle);
+    s.allotment = std::max(1, answered);
     s.desire = s.usage = s.P;
     read_others();
     {
@@ -343,6 +344,13 @@ void Controller::first_allotment() noexcept {
             s.spread_due = true;
         }
     }
+    // A job that does not start (the check off, or none of its runtimes counts marks: oneTBB
+    // alone) is confined at this first look, as its first cycle's end would confine it, where the
+    // table answered. That cycle ran unconfined before: 2 CPUs for 200 ms at est_cycle 200 ms
+    // (shim.first_look), on 16 CPUs 75 ms of CPU beyond one CPU at the default 5 ms (NPB EP.W with
+    // the check off used 1.06-1.07 CPUs at allotment 1, GraphicsMagick, whose first cycles read its
+    // input serially, 1.02: bench/results/2026-12-05e-device16core).
+    if (answered > 0 && !s.check.starting()) apply_allotment(true);
     log(LogLevel::debug, "controller up: P=%d est_cycle=%.2f ms eta=%.2f policy=%s", s.P, s.cycle_ns / 1e6, opts_.eta,
         s.estimator->name());
     if (const char* why = confine::why_off())
