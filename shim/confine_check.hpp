@@ -171,8 +171,8 @@ public:
     // cycles' length (confirm_cycle_bound), so that the first kMinBoundedConfirmCycles spend it
     // (on 16 CPUs each of GraphicsMagick's whole unconfined cycles used 49-79 ms of CPU, and its
     // confirmations 50-112 ms beyond one CPU where the bound is 40: bench/results/
-    // 2026-12-05e-device16core). On 2 CPUs nothing changes: the surplus there never exceeds the wall time. The
-    // trade on wide machines: a hand-over-bound program that ends within the start's 100 ms is
+    // 2026-12-05e-device16core). On 2 CPUs nothing changes: the surplus there never exceeds the
+    // wall time. The trade on wide machines: a hand-over-bound program that ends within the start's 100 ms is
     // confined before it is compared (on 16 CPUs the start, its first cycle counted (begin), lasts
     // about 7 ms: window_spent, below), a sweep stalled by confinement gets 4 ms instead of 60 to
     // finish unconfined, and a burst shorter than a cycle that falls on a bounded confirmation's
@@ -196,10 +196,9 @@ public:
     // `now` with at least that CPU time does end it (the same test, and CPU time only grows), so
     // an early cycle closes the window it was run for (but a start whose stretch of construct read
     // markless at the peek and whose cycle made marks densely, once a stretch: peek_construct;
-    // hence kMaxEarlyCycles). A confirmation's unconfined cycle is such
-    // a window too, with its share of the confirmation's bound (confirm_cycle_bound); the
-    // confined cycle after an early one runs whole, and it pools the cycles by kind, whatever
-    // their length.
+    // hence kMaxEarlyCycles). A confirmation's unconfined cycle is such a window too, with its
+    // share of the confirmation's bound (confirm_cycle_bound); the confined cycle after an early
+    // one runs whole, and it pools the cycles by kind, whatever their length.
     static constexpr std::uint64_t kPeekNs = 1'000'000;
     // Early cycles the controller may run between two cycle ends: one at the bound, one more for
     // a start whose stretch read markless at a peek and marked after all (peek_construct). More
