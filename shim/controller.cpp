@@ -412,10 +412,7 @@ void Controller::cycle_loop(std::unique_lock<std::mutex>& g) noexcept {
             if (!peeking) continue;
             std::uint64_t cpu_now = s.process_cpu.read_ns();
             std::uint64_t cycle_cpu = cpu_now - std::min(cpu_now, s.last_cpu_ns);
-            if (s.check.starting()) {
-                std::uint64_t entries;  // unused: the start asks only whether a construct runs
-                s.check.peek_construct(now, cycle_cpu, !quiet_now(&entries));
-            }
+            if (s.check.starting()) s.check.peek_construct(now, cycle_cpu, !quiet_now());
             if (!s.check.window_spent(now, cycle_cpu)) continue;
             ++early_cycles;  // an early cycle, at the `now` the window was found spent at
             next = now + s.cycle_ns;
@@ -584,10 +581,9 @@ void Controller::cycle(std::uint64_t now) noexcept {
     bool was_suspending = s.check.suspends();
     if (check_runs) {
         bool was_start = s.check.starting();
-        // The lending poll's reading of the adapters (entries unused here). Not quiet: a thread is
-        // inside a construct, or no adapter can tell (which makes no marks either).
-        std::uint64_t entries;
-        bool in_construct = !quiet_now(&entries);
+        // The lending poll's reading of the adapters. Not quiet: a thread is inside a construct,
+        // or no adapter can tell (which makes no marks either).
+        bool in_construct = !quiet_now();
         s.check.step(now, marks, cpu, confine::confined_cpus(), allotment_confines(), markable, in_construct);
         if ((!was_start || s.spread_due) && s.check.starting()) spread_for_start();
         s.spread_due = false;
@@ -784,16 +780,17 @@ bool Controller::lending_worthwhile() const noexcept {
 }
 
 // Mutex held. Every adapter outside its runtime's constructs now (adapter.hpp: Activity); the
-// adapters' entries total in *entries.
+// adapters' entries total in *entries, where asked for (the lending poll's; the confinement
+// check asks only whether a construct runs).
 bool Controller::quiet_now(std::uint64_t* entries) noexcept {
-    *entries = 0;
+    if (entries) *entries = 0;
     bool any = false;
     for (auto& slot : adapters_) {
         Adapter* a = slot.load();
         if (!a) continue;
         Activity act = a->activity();
         if (act.active) return false;
-        *entries += act.entries;
+        if (entries) *entries += act.entries;
         any = true;
     }
     return any;

@@ -108,7 +108,7 @@ private:
     void read_others() noexcept;
     // Lending while quiet (APSHIM_LEND_MS; controller.cpp says when).
     bool lending_worthwhile() const noexcept;
-    bool quiet_now(std::uint64_t* entries) noexcept;
+    bool quiet_now(std::uint64_t* entries = nullptr) noexcept;
     void poll_quiet(std::uint64_t now) noexcept;
     bool lend() noexcept;
     bool reclaim() noexcept;
