@@ -8,7 +8,8 @@ compare.py's suites are), natively, statically split and under the shim, interle
 
 Configurations, each repetition running all of them in a rotating order:
   native  both programs as they are (each starts one OpenMP thread per CPU)
-  static  OMP_NUM_THREADS = CPUs / 2 each: what a user splitting the machine by hand would do
+  static  OMP_NUM_THREADS = CPUs / 2 each: what a user splitting the machine by hand would do (and
+          TBB_NUM_THREADS, the thread count NPB-CPP's NPB-TBB programs read: tests/peer/README.md)
   apshim  both with BUILD_DIR/shim/libapshim.so preloaded, sharing one fresh table (APSHIM_P = CPUs)
   apshim-dynamic  the same with OMP_DYNAMIC=true: programs that allow OpenMP's dynamic adjustment
           (not by default: --configs)
@@ -36,9 +37,9 @@ CONFIGS = ["native", "static", "apshim", "apshim-dynamic"]
 
 
 def env_for(config, build, cpus, table, shim_env=()):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_") and k not in ("LD_PRELOAD", "OMP_NUM_THREADS", "OMP_DYNAMIC")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("APSHIM_") and k not in ("LD_PRELOAD", "OMP_NUM_THREADS", "OMP_DYNAMIC", "TBB_NUM_THREADS")}
     if config == "static":
-        env["OMP_NUM_THREADS"] = str(max(1, cpus // 2))
+        env["OMP_NUM_THREADS"] = env["TBB_NUM_THREADS"] = str(max(1, cpus // 2))
     elif config.startswith("apshim"):
         if config == "apshim-dynamic":
             env["OMP_DYNAMIC"] = "true"
