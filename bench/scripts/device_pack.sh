@@ -12,7 +12,7 @@
 #   .dev/bin       gm and flexbar; .dev/gm-config GraphicsMagick's configuration; .dev/fonts the
 #                  font tests/real/inputs.py draws the OCR page with
 #   .dev/peer      with PEER: the built NPB and BOTS suites (npb-*/bin, bots-*/bin, their inputs,
-#                  verify.sh and the manifest PEER/m-SUITE.txt), for tests/peer/compare.py and
+#                  verify.sh, NPB-TBB's verify-tbb.sh, and the manifest PEER/m-SUITE.txt), for tests/peer/compare.py and
 #                  pairs.py there (device_run.sh's throttle: and pairs: steps)
 # The device tool carries at most 64 MiB with the working tree: the script says what it packed.
 set -euo pipefail
@@ -35,11 +35,12 @@ cp /usr/bin/gm /usr/bin/flexbar "$D/bin/"
 cp -r /usr/lib/GraphicsMagick-*/config "$D/gm-config"
 cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf "$D/fonts/" 2>/dev/null || true
 if [ -n "$PEER" ]; then
-  for s in npb-clang npb-gcc bots-clang bots-gcc; do
+  for s in npb-clang npb-gcc npb-tbb npb-pstl bots-clang bots-gcc; do
     [ -d "$PEER/$s/bin" ] || continue
     mkdir -p "$D/peer/$s"
     cp -r "$PEER/$s/bin" "$D/peer/$s/"
     cp "$PEER/wrap/verify.sh" "$D/peer/$s/"
+    [ "$s" = npb-tbb ] && cp "$PEER/wrap/verify-tbb.sh" "$D/peer/$s/"  # TBB_NUM_THREADS = the CPUs there
     [ -e "$PEER/m-$s.txt" ] && cp "$PEER/m-$s.txt" "$D/peer/$s/manifest.txt"
     [ -d "$PEER/$s/inputs" ] && cp -r "$PEER/$s/inputs" "$D/peer/$s/"
   done
