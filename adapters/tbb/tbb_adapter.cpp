@@ -55,6 +55,14 @@ public:
                 s.limit.store(0);
                 s.lot.wake_all();
             }
+            // Where confinement can never hold the job either, nothing does: say so once (NPB-CPP's
+            // NPB-TBB sets its own, and ran on both CPUs at allotment 1 of 2 with APSHIM_CONFINE=0).
+            if (n < tbb_default_concurrency() && !host().confinement_possible() && !told_unheld_) {
+                told_unheld_ = true;
+                host().log(Host::Severity::warn,
+                           "the program set TBB's max_allowed_parallelism itself and its threads cannot be confined to "
+                           "CPUs: its oneTBB threads are not throttled");
+            }
             s.timing.store(false);
             s.nested_waits_plain.store(true);  // no cap, no stall valve
             tcm::set_workers(-1);
@@ -134,6 +142,7 @@ public:
         s.fork_generation.fetch_add(1);
         s.executing_workers.store(0);
         s.parked.store(0);
+        s.cpu_total.reset();
         s.seen.store(false);
         s.limit.store(0);
         s.timing.store(false);
@@ -149,7 +158,7 @@ public:
         sampler_.reset();
         last_events_ = 0;
         last_progress_ns_ = 0;
-        tasks_began_ = stall_lifted_ = timed_throughout_ = false;
+        tasks_began_ = stall_lifted_ = timed_throughout_ = told_unheld_ = false;
         tcm::after_fork_child();
     }
 
@@ -227,6 +236,7 @@ private:
     // otherwise the CPU clocks do (SlotSampler), which are read in every cycle.
     bool timed_throughout_ = false;
     std::uint64_t last_progress_ns_ = 0, last_events_ = 0;
+    bool told_unheld_ = false;  // said once that neither a cap nor confinement holds the job's TBB
 };
 
 TbbAdapter g_adapter;

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "adapters/adapter.hpp"
+#include "adapters/common/busy.hpp"
 #include "adapters/common/park.hpp"
 #include "adapters/common/thread_slots.hpp"
 
@@ -35,6 +36,9 @@ struct State {
     // one). Taken once per thread, never per task.
     std::atomic_flag claim_lock = ATOMIC_FLAG_INIT;
     std::atomic<int> parked{0};
+    // The threads' CPU time, read by the parked (task_hooks.cpp, maybe_park): threads that are
+    // inside tasks but use no CPU wait in user code, possibly for the task a parked worker would run.
+    SharedCpuTotal cpu_total;
     std::atomic<bool> released{false};
     std::atomic<bool> seen{false};           // TBB used since start (or since fork)
     std::atomic<std::uint32_t> fork_generation{0};

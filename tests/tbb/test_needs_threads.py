@@ -45,4 +45,16 @@ check.expect(r.returncode == 0 and words[:3] == ["all", "4", "met"] and len(word
              and words[5] == "active" and words[6] == words[4] and int(words[6]) >= 2,
              f"throttled: after the program dropped its own control the shim has not capped TBB again "
              f"(TBB's limit is its default, not the shim's 2: {r.stdout.strip()!r})")
+# Where confinement cannot hold the job either (APSHIM_CONFINE=0, as where the user binds threads),
+# nothing holds the oneTBB threads of a program that set its own max_allowed_parallelism: said once
+# (NPB-CPP's NPB-TBB ran on both CPUs at allotment 1 without a word). Confined, nothing to say.
+UNHELD = "its oneTBB threads are not throttled"
+for confine in ("0", "1"):
+    env = shim.env(P=2, gat=shim.path(f"unheld{confine}"), APSHIM_CONFINE=confine)
+    with CoRunner(shim, env, 2):
+        r = shim.run([prog, "2", "replace"], env, timeout=30)  # lives 100 ms more: cycles of allotment 1
+    said = r.stderr.count(UNHELD)
+    check.expect(r.returncode == 0 and said == (1 if confine == "0" else 0),
+                 f"throttled, APSHIM_CONFINE={confine}: '{UNHELD}' said {said} times "
+                 f"({'once' if confine == '0' else 'never'} wanted; stderr {r.stderr.strip()[-200:]!r})")
 check.done()
