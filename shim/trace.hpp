@@ -1,6 +1,7 @@
 // APSHIM_TRACE: one CSV row per est_cycle, written by the controller thread only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -20,7 +21,8 @@ namespace apshim {
 //                    confined (alone on the whole mask, or confinement off)
 //   threads_running  the process's threads running or runnable now (state R in /proc), the
 //                    controller not counted: what the kernel sees, at most cpus of them actually
-//                    on a CPU when confined
+//                    on a CPU when confined; -1 in the rows between two readings where the process
+//                    has more than kStatesPerRow threads (read every threads / kStatesPerRow rows)
 //   measure          how busy was measured: "timed" (the hooks timed every task: the job was
 //                    throttled), "clocks" (the threads' CPU clocks, the hooks untimed), or
 //                    "none" (no runtime measured: none started yet, or libomp without OMPT)
@@ -68,6 +70,8 @@ struct TraceRow {
 
 // Threads of this process in state R (running or runnable), from /proc/self/task: for the trace
 // only (it reads a file per thread).
+// At most this many threads' states are read for a row's threads_running (threads_running()).
+constexpr std::size_t kStatesPerRow = 64;
 int threads_running() noexcept;
 
 class Trace {
