@@ -223,6 +223,17 @@ public:
         return w;
     }
 
+    // The parked threads' escape on CPU (adapters/omp/parking.hpp, adapters/tbb/task_hooks.cpp):
+    // one thread may go on where the owners used less CPU than `limit` threads admit, by half a
+    // processor, between the last two readings (read afresh where due, as read() says), and no
+    // other caller went on for that reading.
+    template <class Slots>
+    bool room_for_one(Slots& slots, std::uint64_t now, std::uint64_t min_age_ns, int limit) noexcept {
+        const Window w = read(slots, now, min_age_ns);
+        const double used = w.cpus();
+        return used >= 0 && used < limit - 0.5 && first_for(w);
+    }
+
     // True for the first caller only of each last reading: a window that admits one more thread
     // lets one go, however many ask about it.
     bool first_for(const Window& w) noexcept {

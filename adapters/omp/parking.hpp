@@ -89,9 +89,7 @@ inline void park(State& s, ThreadState& t, int index) noexcept {
         }
         // The team's CPU use over the last two readings shared by every parked thread
         // (SharedCpuTotal): a parked thread's own share of it is its polls.
-        const SharedCpuTotal::Window w = s.cpu_total.read(s.slots, now_ns(), kRecheckNs / 2);
-        const double used = w.cpus();
-        return used >= 0 && used < s.limit.load(std::memory_order_relaxed) - 0.5 && s.cpu_total.first_for(w);
+        return s.cpu_total.room_for_one(s.slots, now_ns(), kRecheckNs / 2, s.limit.load(std::memory_order_relaxed));
     });
     c->parked_at_loop.store(0, std::memory_order_relaxed);
     s.parked_before_chunks.fetch_sub(1, std::memory_order_relaxed);

@@ -135,9 +135,7 @@ void maybe_park(const ThreadCounters* self) noexcept {
         int allowed_workers = limit - 1;  // the main thread counts as one of the allotment
         if (s.executing_workers.load(std::memory_order_relaxed) < allowed_workers) return true;
         if (!others_busy(s.slots, self)) return true;
-        const SharedCpuTotal::Window w = s.cpu_total.read(s.slots, now_ns(), bounds.recheck_ns / 2);
-        const double used = w.cpus();
-        return used >= 0 && used < limit - 0.5 && s.cpu_total.first_for(w);
+        return s.cpu_total.room_for_one(s.slots, now_ns(), bounds.recheck_ns / 2, limit);
     });
 }
 
