@@ -43,6 +43,9 @@ struct ThreadState {
     bool busy = false;
     bool worker_outermost = false;  // the current depth-1 task began outside any wait: a TBB worker
     bool external = false;          // entered TBB through an outermost wait (busy.hpp)
+    // Inside task_arena::execute (r1::execute, interposed): maybe in another arena than its
+    // task's, whose other threads may be none. Never reset: the interposer's scope keeps it.
+    int arena_executes = 0;
 };
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
@@ -122,21 +125,96 @@ constexpr std::uint64_t kMaxParkNs = 200000000ull;
 // (SharedCpuTotal, at least half a recheck apart), one worker per reading. Before, such a wait
 // lasted until the 200 ms valve, each time: IS.W took 0.76 s at allotment 1 with parking only
 // (APSHIM_CONFINE=0) against 0.1 s natively (seventy-sixth session).
+ParkBounds park_bounds() noexcept {
+    return {std::clamp(host().est_cycle_ns(), kParkRecheckMinNs, kParkRecheckMaxNs), INT_MAX, kMaxParkNs};
+}
+
+// The escape rules above, asked before every wait in the lot and after every wake-up. `self` is
+// not one of executing_workers while it asks.
+bool may_go_on(State& s, const ThreadCounters* self, const ParkBounds& bounds) noexcept {
+    int limit = s.limit.load(std::memory_order_relaxed);
+    if (limit <= 0 || s.released.load(std::memory_order_relaxed) || s.finalizing.load(std::memory_order_relaxed) > 0) return true;
+    if (!host().parking_wanted()) return true;  // confinement came into force meanwhile
+    int allowed_workers = limit - 1;  // the main thread counts as one of the allotment
+    if (s.executing_workers.load(std::memory_order_relaxed) < allowed_workers) return true;
+    if (!others_busy(s.slots, self)) return true;
+    return s.cpu_total.room_for_one(s.slots, now_ns(), bounds.recheck_ns / 2, limit);
+}
+
 void maybe_park(const ThreadCounters* self) noexcept {
     // Not while confinement enforces the allotment: parking is then only a cost (the kernel
     // holds the job to its CPUs, and a worker kept from such a wait costs the job time).
     if (!host().parking_wanted()) return;
     State& s = state();
-    const ParkBounds bounds{std::clamp(host().est_cycle_ns(), kParkRecheckMinNs, kParkRecheckMaxNs), INT_MAX, kMaxParkNs};
-    park_until(s.lot, s.parked, bounds, [&] {
-        int limit = s.limit.load(std::memory_order_relaxed);
-        if (limit <= 0 || s.released.load(std::memory_order_relaxed) || s.finalizing.load(std::memory_order_relaxed) > 0) return true;
-        if (!host().parking_wanted()) return true;  // confinement came into force meanwhile
-        int allowed_workers = limit - 1;  // the main thread counts as one of the allotment
-        if (s.executing_workers.load(std::memory_order_relaxed) < allowed_workers) return true;
-        if (!others_busy(s.slots, self)) return true;
-        return s.cpu_total.room_for_one(s.slots, now_ns(), bounds.recheck_ns / 2, limit);
-    });
+    const ParkBounds bounds = park_bounds();
+    park_until(s.lot, s.parked, bounds, [&] { return may_go_on(s, self, bounds); });
+}
+
+// ---- parking inside a nested wait ----
+// A recursive program's workers (fib on a task_group, any divide and conquer) are inside a task
+// from their first steal to the end of the run: each task waits for its children inside TBB, so
+// a worker hardly ever ends an outermost task, and parking there held nothing (tests/tbb's
+// tbb_fib at allotment 1 with parking only: 1.95 CPUs). So a surplus worker also parks as it
+// enters a wait nested in its task (r1::wait: a task_group's, parallel_invoke's), before TBB
+// would run its children or steal other work, and goes on when that wait is over (the wait
+// context's count reaches 0, and r1::notify_waiters, interposed below, wakes it) or when an
+// escape rule of maybe_park's says so (nobody else is working, the job uses less CPU than its
+// allotment, the 200 ms valve). The task it holds waits for its children whoever runs them,
+// and those are in its own task pool, where every other thread of the arena steals: parking
+// there stops nothing anyone waits for. Not inside task_arena::execute: another arena, where no
+// other thread may be to take them. A wait_context of a layout other than oneTBB 2021's is never
+// read (tbb_abi.hpp): such a worker does not park here, and the controller says so once.
+const std::uint64_t* wait_count(void* wait_ctx) noexcept {
+    const auto* w = static_cast<const tbb_abi::WaitContext*>(wait_ctx);
+    if (w->version_and_traits != tbb_abi::kWaitContextVersion) {
+        state().nested_layout_unknown.store(true, std::memory_order_relaxed);
+        return nullptr;
+    }
+    return &w->ref_count;
+}
+
+bool wait_over(const std::uint64_t* count) noexcept { return __atomic_load_n(count, __ATOMIC_SEQ_CST) == 0; }
+
+// A free entry of State::nested, now holding `wait_ctx`; null where none is free. Sequentially
+// consistent with the notifier (see apshim_tbb_notify_waiters): the entry and the high-water mark
+// are written before the worker counts itself parked and reads the wait's count.
+State::NestedPark* claim_nested(State& s, void* wait_ctx) noexcept {
+    const auto ctx = reinterpret_cast<std::uintptr_t>(wait_ctx);
+    for (int i = 0; i < State::kNestedParkMax; ++i) {
+        std::uintptr_t expected = 0;
+        if (s.nested[i].wait_ctx.load(std::memory_order_relaxed) != 0 || !s.nested[i].wait_ctx.compare_exchange_strong(expected, ctx)) continue;
+        int used = s.nested_used.load();
+        while (used < i + 1 && !s.nested_used.compare_exchange_weak(used, i + 1)) {
+        }
+        return &s.nested[i];
+    }
+    return nullptr;
+}
+
+// A thread libtbb created (worker_created). A worker's waits are inside its tasks even where no task hook says so (the default, without
+// them: a worker's first wait would look outermost, and counting a worker as an external thread
+// would measure it by its time inside waits instead of its CPU clock).
+bool is_worker(const ThreadState& t) noexcept { return t.counters && t.counters->worker.load(std::memory_order_relaxed); }
+
+void maybe_park_nested(ThreadState& t, void* wait_ctx) noexcept {
+    if (t.depth == 0 || t.arena_executes > 0 || !is_worker(t) || !timing() || !host().parking_wanted()) return;
+    State& s = state();
+    // Surplus: as many other workers execute tasks as the allotment admits (this one, when it
+    // counts among them, left out).
+    const int limit = s.limit.load(std::memory_order_relaxed);
+    const bool counted = t.worker_outermost;
+    if (limit <= 0 || s.executing_workers.load(std::memory_order_relaxed) - (counted ? 1 : 0) < limit - 1) return;
+    const std::uint64_t* count = wait_count(wait_ctx);
+    if (!count || wait_over(count)) return;
+    State::NestedPark* entry = claim_nested(s, wait_ctx);
+    if (!entry) return;
+    if (counted) s.executing_workers.fetch_sub(1, std::memory_order_relaxed);
+    s.nested_parked.fetch_add(1);
+    const ParkBounds bounds = park_bounds();
+    park_until(entry->lot, s.parked, bounds, [&] { return wait_over(count) || may_go_on(s, t.counters, bounds); });
+    s.nested_parked.fetch_sub(1);
+    entry->wait_ctx.store(0, std::memory_order_release);
+    if (counted) s.executing_workers.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Untimed, the hooks keep only the nesting counts (which parking's "outermost task" needs the
@@ -240,11 +318,6 @@ void worker_created(clockid_t clock) noexcept {
 }
 
 namespace {
-
-// A worker's waits are inside its tasks even where no task hook says so (the default, without
-// them: a worker's first wait would look outermost, and counting a worker as an external thread
-// would measure it by its time inside waits instead of its CPU clock).
-bool is_worker(const ThreadState& t) noexcept { return t.counters && t.counters->worker.load(std::memory_order_relaxed); }
 
 // Waiting inside a task, or an external thread (main) entering TBB: not busy until it returns
 // (the tasks it runs meanwhile are). An external thread's outermost wait is also its time in TBB
@@ -360,6 +433,7 @@ __attribute__((noinline)) void full_wait(void* wait_ctx, void* ctx) {
     auto fn = apshim::must_exist(next_wait.get(), APSHIM_TBB_WAIT);
     if (!apshim::host().enabled()) return fn(wait_ctx, ctx);
     WaitScope scope;
+    if (!scope.outermost) maybe_park_nested(scope.t, wait_ctx);
     fn(wait_ctx, ctx);
 }
 
@@ -383,6 +457,52 @@ void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_c
     if (plain_nested())
         if (auto fn = next_execute_and_wait.get_if_known()) [[likely]] return fn(t, t_ctx, wait_ctx, w_ctx);
     full_execute_and_wait(t, t_ctx, wait_ctx, w_ctx);
+}
+
+// r1::notify_waiters(addr): a wait_context's count reached 0 (TBB's own use: waking threads that
+// sleep in an external wait for it). A worker parked in a nested wait for that context
+// (maybe_park_nested) goes on now. While none is parked, one load: the call comes once per
+// task_group a recursive program waits for. Sequentially consistent against the parker, which
+// claims its entry, counts itself in nested_parked and then reads the count: TBB lowered the count
+// (a sequentially consistent fetch_add) before calling here, so either this load sees the parker
+// counted, and then its entry, or the parker sees the count at 0 and does not sleep.
+extern "C" __attribute__((visibility("default"))) void apshim_tbb_notify_waiters(std::uintptr_t wait_ctx) __asm__(APSHIM_TBB_NOTIFY_WAITERS);
+// task_arena::execute: the thread runs the delegate in that arena (maybe_park_nested: not there).
+extern "C" __attribute__((visibility("default"))) void apshim_tbb_arena_execute(void* arena, void* delegate) __asm__(APSHIM_TBB_ARENA_EXECUTE);
+
+namespace {
+apshim::NextFn<void (*)(std::uintptr_t)> next_notify_waiters{APSHIM_TBB_NOTIFY_WAITERS};
+apshim::NextFn<void (*)(void*, void*)> next_arena_execute{APSHIM_TBB_ARENA_EXECUTE};
+APSHIM_RESOLVE_AT_LOAD(next_notify_waiters)
+APSHIM_RESOLVE_AT_LOAD(next_arena_execute)
+
+// Someone is parked in a nested wait, or libtbb's function is not looked up yet.
+__attribute__((noinline)) void notify_waiters_slow(std::uintptr_t wait_ctx) noexcept {
+    State& s = state();
+    if (s.nested_parked.load() != 0)
+        for (int i = 0, n = s.nested_used.load(); i < n; ++i)
+            if (s.nested[i].wait_ctx.load() == wait_ctx) s.nested[i].lot.wake_all();
+    apshim::must_exist(next_notify_waiters.get(), APSHIM_TBB_NOTIFY_WAITERS)(wait_ctx);
+}
+}  // namespace
+
+// The common path is two loads, two tests and a jump: it runs for every task_group a recursive
+// program waits for (tests/cost: fib without a cutoff, 7 instructions a task).
+void apshim_tbb_notify_waiters(std::uintptr_t wait_ctx) {
+    auto fn = next_notify_waiters.get_if_known();
+    if (fn && state().nested_parked.load() == 0) [[likely]] return fn(wait_ctx);
+    notify_waiters_slow(wait_ctx);
+}
+
+void apshim_tbb_arena_execute(void* arena, void* delegate) {
+    auto fn = apshim::must_exist(next_arena_execute.get(), APSHIM_TBB_ARENA_EXECUTE);
+    // The delegate may throw: the count comes down on that path too.
+    struct InArena {
+        int& n;
+        explicit InArena(int& count) noexcept : n(count) { ++n; }
+        ~InArena() { --n; }
+    } scope(t_state.arena_executes);
+    fn(arena, delegate);
 }
 
 // The program's own global_control objects on max_allowed_parallelism: the program chose its
@@ -438,6 +558,7 @@ bool apshim_tbb_finalize(void* handle, std::intptr_t mode) {
         ~Finalizing() { s.finalizing.fetch_sub(1); }
     } scope(s);
     s.lot.wake_all();  // parked workers go back to TBB and leave the arena
+    wake_nested(s);
     if (void* c = s.control.exchange(nullptr)) {
         destroy(*static_cast<ProgramControl*>(c));  // the shim's own control: the same type
         // Freed by the controller; a second finalize racing for the slot leaks one small object.

@@ -17,6 +17,15 @@ struct GlobalControl {
 };
 constexpr int kMaxAllowedParallelism = 0;  // GlobalControl::param
 
+// tbb::detail::d1::wait_context (_task.h): what a wait in r1::wait waits for. Its first word is
+// its version and traits (1 in oneTBB 2021), the second the count of what it waits for, which
+// falls to 0 (then notify_waiters) when the wait is over.
+struct WaitContext {
+    std::uint64_t version_and_traits;
+    std::uint64_t ref_count;  // a std::atomic<std::uint64_t> in TBB: read with __atomic_load_n
+};
+constexpr std::uint64_t kWaitContextVersion = 1;
+
 }  // namespace apshim::tbb_abi
 
 // Mangled names of the tbb::detail::r1 entry points: macros, because the interposers take them as
@@ -29,6 +38,11 @@ constexpr int kMaxAllowedParallelism = 0;  // GlobalControl::param
 // void r1::create(d1::global_control&), void r1::destroy(d1::global_control&)
 #define APSHIM_TBB_GC_CREATE "_ZN3tbb6detail2r16createERNS0_2d114global_controlE"
 #define APSHIM_TBB_GC_DESTROY "_ZN3tbb6detail2r17destroyERNS0_2d114global_controlE"
+// void r1::notify_waiters(std::uintptr_t wait_ctx_addr): d1::wait_context calls it when its count
+// reaches 0 (_task.h, add_reference)
+#define APSHIM_TBB_NOTIFY_WAITERS "_ZN3tbb6detail2r114notify_waitersEm"
+// void r1::execute(d1::task_arena_base&, d1::delegate_base&): task_arena::execute
+#define APSHIM_TBB_ARENA_EXECUTE "_ZN3tbb6detail2r17executeERNS0_2d115task_arena_baseERNS2_13delegate_baseE"
 // bool r1::finalize(d1::task_scheduler_handle&, std::intptr_t mode)
 #define APSHIM_TBB_FINALIZE "_ZN3tbb6detail2r18finalizeERNS0_2d121task_scheduler_handleEl"
 

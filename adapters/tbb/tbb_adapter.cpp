@@ -54,6 +54,7 @@ public:
                 release_control();
                 s.limit.store(0);
                 s.lot.wake_all();
+                wake_nested(s);
             }
             // Where confinement can never hold the job either, nothing does: say so once (NPB-CPP's
             // NPB-TBB sets its own, and ran on both CPUs at allotment 1 of 2 with APSHIM_CONFINE=0).
@@ -90,7 +91,15 @@ public:
         int old = s.limit.exchange(n);
         // Any worker is as good as another here: wake as many as the rise admits (the others
         // stay parked; they would only find no room and park again).
-        if (n > old) s.lot.wake(n - std::max(old, 0));
+        if (n > old) {
+            s.lot.wake(n - std::max(old, 0));
+            wake_nested(s);  // each parked in a wait of its own: all of them look again
+        }
+        if (s.nested_layout_unknown.load() && !told_layout_) {
+            told_layout_ = true;
+            host().log(Host::Severity::warn, "this oneTBB's wait_context is not the layout the shim knows (oneTBB 2021's): its "
+                                             "workers are not parked inside nested waits, and a recursive program is held less");
+        }
         if (!timed) {
             s.timing.store(false);
             timed_throughout_ = false;
@@ -122,6 +131,7 @@ public:
         s.released.store(true);
         s.limit.store(0);
         s.lot.wake_all();
+        wake_nested(s);
         s.timing.store(false);
         s.nested_waits_plain.store(true);
         timed_throughout_ = false;
@@ -142,6 +152,12 @@ public:
         s.fork_generation.fetch_add(1);
         s.executing_workers.store(0);
         s.parked.store(0);
+        for (auto& e : s.nested) {  // only the forking thread survives, and it parks nowhere
+            e.wait_ctx.store(0);
+            e.lot.reset();
+        }
+        s.nested_used.store(0);
+        s.nested_parked.store(0);
         s.cpu_total.reset();
         s.seen.store(false);
         s.limit.store(0);
@@ -158,7 +174,7 @@ public:
         sampler_.reset();
         last_events_ = 0;
         last_progress_ns_ = 0;
-        tasks_began_ = stall_lifted_ = timed_throughout_ = told_unheld_ = false;
+        tasks_began_ = stall_lifted_ = timed_throughout_ = told_unheld_ = told_layout_ = false;
         tcm::after_fork_child();
     }
 
@@ -237,6 +253,7 @@ private:
     bool timed_throughout_ = false;
     std::uint64_t last_progress_ns_ = 0, last_events_ = 0;
     bool told_unheld_ = false;  // said once that neither a cap nor confinement holds the job's TBB
+    bool told_layout_ = false;  // said once that nested waits cannot be parked in (State::nested_layout_unknown)
 };
 
 TbbAdapter g_adapter;

@@ -52,6 +52,21 @@ struct State {
     // the program's next limit (oneTBB's conformance_global_control: 3 bodies at a limit of 2).
     std::atomic<bool> program_sets_parallelism{false};
     ParkingLot lot;
+    // Workers parked inside a wait nested in their task (task_hooks.cpp, maybe_park_nested), one
+    // entry each while parked: the wait_context it waits for, and a lot of its own, which
+    // r1::notify_waiters (interposed) wakes when that context's count reaches 0. A worker that
+    // finds no free entry does not park there.
+    struct NestedPark {
+        std::atomic<std::uintptr_t> wait_ctx{0};  // 0: free
+        ParkingLot lot;
+    };
+    static constexpr int kNestedParkMax = 256;
+    NestedPark nested[kNestedParkMax];
+    std::atomic<int> nested_used{0};    // entries ever claimed (the high-water mark): the scans stop there
+    std::atomic<int> nested_parked{0};  // workers parked in one now; notify_waiters scans only while not 0
+    // The program's oneTBB has a wait_context of another layout than 2021's (tbb_abi.hpp): its
+    // workers never park in nested waits. Set by the hooks, said once by the controller.
+    std::atomic<bool> nested_layout_unknown{false};
     // The shim's live global_control (a GlobalControl*, see tbb_adapter.cpp), or null. Whoever
     // exchanges it out destroys it: the controller when replacing it, a thread entering
     // tbb::finalize when dropping it.
@@ -64,6 +79,13 @@ struct State {
     // comes back to empty that arena only while TBB's soft limit lets it (see task_hooks.cpp).
     std::atomic<int> finalizing{0};
 };
+
+// Every worker parked in a nested wait re-checks its escape rules now (a rise of the allotment,
+// release, finalize).
+inline void wake_nested(State& s) noexcept {
+    for (int i = 0, n = s.nested_used.load(std::memory_order_acquire); i < n; ++i)
+        if (s.nested[i].wait_ctx.load(std::memory_order_relaxed) != 0) s.nested[i].lot.wake_all();
+}
 
 // Defined in tbb_adapter.cpp; inline because every task's hooks reach it.
 extern State g_state __attribute__((visibility("hidden")));

@@ -3,10 +3,12 @@ allotment 1 (a stand-in co-runner holds the rest of a table of P = 2) keeps at m
 processor busy (CPU seconds / wall seconds from /proc, not the shim's own counters), prints
 exactly what it prints without the shim, and finishes.
 
-Usage: test_enforce.py BUILD PROGRAM [ARG...]. Programs: one long OpenMP region of static loops
-whose threads spin-wait for each other (omp_contract, the NPB EP / OpenBLAS shape no parking can
-throttle; its `taskred` form forks through gcc's GOMP_parallel_reductions), and recursive oneTBB
-tasks that wait for their children (tbb_fib)."""
+Usage: test_enforce.py BUILD [NAME=VALUE...] PROGRAM [ARG...]: NAME=VALUE words before the program
+go into the shim's environment (APSHIM_CONFINE=0: parking alone holds the job, as where the user
+binds threads). Programs: one long OpenMP region of static loops whose threads spin-wait for each
+other (omp_contract, the NPB EP / OpenBLAS shape no parking can throttle; its `taskred` form forks
+through gcc's GOMP_parallel_reductions), and recursive oneTBB tasks that wait for their children
+(tbb_fib: confined, or with parking only, where its workers park inside their nested waits)."""
 import sys
 import time
 
@@ -14,13 +16,17 @@ from apshim_test import (Check, CoRunner, Shim, any_sanitizer_preloaded, job_of,
                          wait_for)
 
 build, argv = sys.argv[1], sys.argv[2:]
+extra = {}
+while argv and "=" in argv[0] and not argv[0].startswith("/"):
+    name, value = argv.pop(0).split("=", 1)
+    extra[name] = value
 shim = Shim(build)
-check = Check("enforce")
+check = Check("enforce" + "".join(f" {k}={v}" for k, v in extra.items()))
 require_two_cpus("confinement to 1 of them shows nothing")
 
 native = shim.run(argv, shim.env(preload=False), timeout=120)
 check.expect(native.returncode == 0, f"runs without the shim ({native.stderr.strip()[:200]})")
-env = shim.env(P=2, trace=shim.path("trace.csv"))
+env = shim.env(P=2, trace=shim.path("trace.csv"), **extra)
 with CoRunner(shim, env, P=2):
     p = shim.spawn(argv, env)
     # While it runs, `apshim status --json` tells why and where: the runtime attached, on exactly as
