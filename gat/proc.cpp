@@ -12,10 +12,10 @@
 
 namespace apshim::gat {
 
-ProcInfo read_proc(pid_t pid) {
+namespace {
+
+ProcInfo read_stat(const char* path) {
     ProcInfo info;
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return info;
     char buf[1024];
@@ -37,6 +37,20 @@ ProcInfo read_proc(pid_t pid) {
     }
     if (p) info.start_time = std::strtoull(p, nullptr, 10);
     return info;
+}
+
+}  // namespace
+
+ProcInfo read_proc(pid_t pid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    return read_stat(path);
+}
+
+ProcInfo read_own_thread(pid_t tid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", static_cast<int>(tid));
+    return read_stat(path);
 }
 
 std::uint64_t thread_run_ns(pid_t tid) {

@@ -60,7 +60,7 @@ int threads_running() noexcept {
     const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));  // the controller itself, running while it looks
     int running = 0;
     for (pid_t tid : tids)
-        if (tid != self && gat::read_proc(tid).state == 'R') ++running;
+        if (tid != self && gat::read_own_thread(tid).state == 'R') ++running;
     return running;
 }
 

@@ -191,9 +191,10 @@ State::NestedPark* claim_nested(State& s, void* wait_ctx) noexcept {
     return nullptr;
 }
 
-// A thread libtbb created (worker_created). A worker's waits are inside its tasks even where no task hook says so (the default, without
-// them: a worker's first wait would look outermost, and counting a worker as an external thread
-// would measure it by its time inside waits instead of its CPU clock).
+// A thread libtbb created (worker_created). A worker's waits are inside its tasks even where no
+// task hook says so (the default, without them: a worker's first wait would look outermost, and
+// counting a worker as an external thread would measure it by its time inside waits instead of
+// its CPU clock).
 bool is_worker(const ThreadState& t) noexcept { return t.counters && t.counters->worker.load(std::memory_order_relaxed); }
 
 void maybe_park_nested(ThreadState& t, void* wait_ctx) noexcept {

@@ -76,6 +76,23 @@ with CoRunner(shim, env, 2):
     judge("loops, throttled, parking only", run_measured(argv, dict(env, APSHIM_CONFINE="0"), timeout=60), native)
     for i in range(3):
         judge(f"loops, throttled, run {i + 1}", run_measured(argv, env, timeout=60), native)
+    # Traced, as compare.py and the bench run jobs: the trace's threads_running reads at most
+    # kStatesPerRow (64) threads' /proc states a row on average (shim/trace.cpp): with the team's
+    # 1000 threads and the main one, one row in every 16 reads them all, and the rows between say
+    # -1. Read every row, the states of 512 threads cost a CPU of system time (oneTBB's
+    # test_collaborative_call_once at allotment 1: 1.86 CPUs traced, 1.03 untraced; 5352bb0).
+    judge("loops, throttled, traced", run_measured(argv, dict(env, APSHIM_TRACE=shim.path("wide-%p.csv")), timeout=60),
+          native)
+    running = [row["threads_running"] for row in shim.trace_rows("wide-")]
+    read = [i for i, n in enumerate(running) if n != -1]
+    gaps = [b - a for a, b in zip(read, read[1:])]
+    # Fewer threads, read more often: the team's threads may still be being created at the first
+    # rows. (How many rows there are varies: this script's own sampling reads every thread's /proc
+    # entry every 50 ms, on the CPU the controller runs on.)
+    check.expect(len(running) >= 20 and gaps and max(gaps) == 16 and len(read) <= 0.25 * len(running)
+                 and all(0 <= running[i] <= 1002 for i in read),
+                 f"traced: threads_running read in one row of 16, -1 between ({len(read)} of {len(running)} rows read, "
+                 f"gaps {sorted(set(gaps))})")
 
 tasks = [prog, "fib", "38", "20", "3"]  # 3 regions, each a single making fib(38)'s tasks down to fib(20)
 if os.path.basename(prog).endswith("_clang"):
