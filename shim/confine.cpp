@@ -631,7 +631,7 @@ static void move_through(pid_t tid, int cpu) noexcept {
 // behind one sleeping thread got the same CPU twice, and the kernel took tens of milliseconds to
 // part them. Where /proc cannot be read every thread reads as not running: the order stays.
 static void running_first(std::vector<pid_t>& tids) noexcept {
-    std::stable_partition(tids.begin(), tids.end(), [](pid_t tid) { return gat::read_proc(tid).state == 'R'; });
+    std::stable_partition(tids.begin(), tids.end(), [](pid_t tid) { return gat::read_own_thread(tid).state == 'R'; });
 }
 
 // A thread created by one that move_through holds on one CPU inherits that CPU alone, and would
