@@ -16,6 +16,7 @@
 #include "shim/confine.hpp"
 #include "shim/confine_check.hpp"
 #include "shim/estimators/estimator.hpp"
+#include "shim/hold_check.hpp"
 #include "shim/idle_check.hpp"
 #include "shim/log.hpp"
 #include "shim/process_cpu.hpp"
@@ -55,6 +56,10 @@ struct Controller::Impl {
     // Whether the idle processors make the job any faster (idle_check.hpp), fed each cycle with
     // its progress marks: a job they do not help keeps to its own.
     IdleCheck idle_check;
+    // Whether parking alone holds the job, where confinement is off (hold_check.hpp), and whether
+    // the controller said once that it does not.
+    HoldCheck hold_check;
+    bool told_unheld = false;
     // Whether all of its processors make the job any faster than half of them (width_check.hpp),
     // fed each cycle with its progress marks: a job faster on fewer asks for fewer.
     WidthCheck width_check;
@@ -639,6 +644,18 @@ void Controller::cycle(std::uint64_t now) noexcept {
         log(LogLevel::info, "the job gets %.1fx as far per second on its own processors as with the idle ones too: "
             "leaving those idle (measured again now and then)", s.idle_check.last_ratio());
     apply_allotment(a > 0 || s.check.suspends() != was_suspending);
+    // Where confinement is off, parking is the only hold: say once when the job's threads keep
+    // running beyond it (hold_check.hpp). Checked only while the job is held below the table's processors.
+    const char* why_unconfined = confine::why_off();
+    const bool parking_only = why_unconfined && n > 0 && s.allotment < s.P;
+    if (s.hold_check.step(now, s.allotment, parking_only, [&] { return s.process_cpu.read_ns(); }) && !s.told_unheld) {
+        s.told_unheld = true;
+        log(LogLevel::warn, "the job used %.1f CPUs over the last second at allotment %d, not held to it: confinement "
+            "is off, as %s, and parking, the only hold then, stops threads only where their runtime lets them (before "
+            "chunks, at barriers, at oneTBB's tasks and waits), which this job's threads do not reach (a long region of "
+            "static loops, long tasks, threads spinning on each other)",
+            s.hold_check.last_cpus(), s.hold_check.last_allotment(), why_unconfined);
+    }
     if (s.trace.is_open())
         s.trace.write(TraceRow{(now - s.t0) / 1e6, publish, s.allotment, p, r, in.busy_procs, confine::confined_cpus(),
                                threads_running(), timed ? "timed" : clocks ? "clocks" : "none",
@@ -932,6 +949,8 @@ void Controller::after_fork_child() noexcept {
         impl_->check = ConfineCheck{};
         impl_->idle_check = IdleCheck{};
         impl_->width_check = WidthCheck{};
+        impl_->hold_check = HoldCheck{};
+        impl_->told_unheld = false;
     }
 }
 
