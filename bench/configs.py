@@ -52,7 +52,7 @@ def backoff(blocktime_ms, spincount):
 
 
 def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False, alt_lib=False, use_idle=True,
-           idle_check=True, width_check=True, confine_check=True):
+           idle_check=True, width_check=True, confine_check=True, confine=True):
     """LD_PRELOAD=libapshim.so with a private table. cap=True adds Sen's O3/P1 allocation limit:
     each job may use at most P/2 workers (the workload's --threads). dynamic=True: the user allows
     OpenMP's dynamic adjustment (OMP_DYNAMIC=true, as load_balance needs too), so the shim sizes
@@ -63,7 +63,8 @@ def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False,
     idle_check=False: APSHIM_IDLE_CHECK=0, idle processors used whether or not they help.
     width_check=False: APSHIM_WIDTH_CHECK=0, a job keeps what DP gives it, faster on fewer or not.
     confine_check=False: APSHIM_CONFINE_CHECK=0, no start and no probes: a throttled job is confined
-    at once, whatever that costs it."""
+    at once, whatever that costs it.
+    confine=False: APSHIM_CONFINE=0, parking alone holds each job, as where the user binds threads."""
     def configure(job, sc):
         lib = sc.shim_lib
         if alt_lib:
@@ -81,6 +82,8 @@ def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False,
             env["APSHIM_WIDTH_CHECK"] = "0"
         if not confine_check:
             env["APSHIM_CONFINE_CHECK"] = "0"
+        if not confine:
+            env["APSHIM_CONFINE"] = "0"
         if sc.P_override:
             env["APSHIM_P"] = str(sc.P)
         if eta is not None:
@@ -121,6 +124,8 @@ ALL = {
     "apshim-noidlecheck": apshim(idle_check=False),
     "apshim-nowidthcheck": apshim(width_check=False),
     "apshim-nocheck": apshim(confine_check=False),
+    "apshim-parking": apshim(confine=False),
+    "apshim-alt-parking": apshim(alt_lib=True, confine=False),
 }
 for _ms in EST_CYCLES_MS:
     ALL[f"apshim-ec{_ms}"] = apshim(est_cycle_ms=_ms)
@@ -148,6 +153,8 @@ META = {
     "apshim-noidlecheck": "apshim, APSHIM_IDLE_CHECK=0: idle processors used whether or not they make the job faster",
     "apshim-nowidthcheck": "apshim, APSHIM_WIDTH_CHECK=0: a job keeps what DP gives it, whether or not it is faster on fewer",
     "apshim-nocheck": "apshim, APSHIM_CONFINE_CHECK=0: no start, no probes; a throttled job is confined at once",
+    "apshim-parking": "apshim, APSHIM_CONFINE=0: parking alone holds each job, as where the user binds threads",
+    "apshim-alt-parking": "apshim-alt (APSHIM_BENCH_ALT_LIB), APSHIM_CONFINE=0",
 }
 for _ms in EST_CYCLES_MS:
     META[f"apshim-ec{_ms}"] = f"apshim, APSHIM_EST_CYCLE_MS={_ms}"
