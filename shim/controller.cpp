@@ -645,15 +645,16 @@ void Controller::cycle(std::uint64_t now) noexcept {
             "leaving those idle (measured again now and then)", s.idle_check.last_ratio());
     apply_allotment(a > 0 || s.check.suspends() != was_suspending);
     // Where confinement is off, parking is the only hold: say once when the job's threads keep
-    // running beyond it (hold_check.hpp). Checked only while the job is held below the table's processors.
+    // running beyond it (hold_check.hpp). Held to: the threads apply_allotment lets run (its
+    // allotment, or the idle processors it runs on too: APSHIM_USE_IDLE), while below the table's.
     const char* why_unconfined = confine::why_off();
-    const bool parking_only = why_unconfined && n > 0 && s.allotment < s.P;
-    if (s.hold_check.step(now, s.allotment, parking_only, [&] { return s.process_cpu.read_ns(); }) && !s.told_unheld) {
+    const bool parking_only = why_unconfined && n > 0 && s.split_total > 0 && s.split_total < s.P;
+    if (s.hold_check.step(now, s.split_total, parking_only, [&] { return s.process_cpu.read_ns(); }) && !s.told_unheld) {
         s.told_unheld = true;
-        log(LogLevel::warn, "the job used %.1f CPUs over the last second at allotment %d, not held to it: confinement "
-            "is off, as %s, and parking, the only hold then, stops threads only where their runtime lets them (before "
-            "chunks, at barriers, at oneTBB's tasks and waits), which this job's threads do not reach (a long region of "
-            "static loops, long tasks, threads spinning on each other)",
+        log(LogLevel::warn, "the job used %.1f CPUs over the last second where it may use %d, not held to them: "
+            "confinement is off, as %s, and parking, the only hold then, stops threads only where their runtime lets "
+            "them (before chunks, at barriers, at oneTBB's tasks and waits), which this job's threads do not reach (a "
+            "long region of static loops, long tasks, threads spinning on each other)",
             s.hold_check.last_cpus(), s.hold_check.last_allotment(), why_unconfined);
     }
     if (s.trace.is_open())

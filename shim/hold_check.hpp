@@ -9,11 +9,13 @@
 // allotment 1 of 2, and the shim said only, at APSHIM_LOG=info, that it would park. The README
 // promises that the shim says so when it cannot do what it is there for.
 //
-// So the controller measures what the job uses against what it holds, in windows of kWindowNs
-// while parking alone holds it (`applies`): a window in which the process used more CPUs than its
-// largest allotment in the window by kExcessCpus reads unheld (the controller then says so once).
-// A window restarts whenever parking stops being the only hold (confined again, no longer
-// throttled below its CPUs). The process's CPU time is read only where a window begins or ends.
+// So the controller measures what the job uses against what it may use, in windows of kWindowNs
+// while parking alone holds it (`applies`): a window in which the process used more CPUs than the
+// most processors it could use in the window (its allotment, or the idle processors it runs on too,
+// APSHIM_USE_IDLE: the threads the controller lets run) by kExcessCpus reads unheld (the
+// controller then says so once). A window restarts whenever parking stops being the only hold
+// (confined again, no longer held below the table's processors). The process's CPU time is read
+// only where a window begins or ends.
 // Pure logic, controller thread only.
 #pragma once
 
@@ -27,8 +29,8 @@ public:
     static constexpr std::uint64_t kWindowNs = 1'000'000'000;
     static constexpr double kExcessCpus = 0.5;
 
-    // Each cycle, at `now`. `allotment`: the processors the job holds; `applies`: parking alone
-    // holds it now (confinement off, the allotment below the CPUs it may run on). `read_cpu()`
+    // Each cycle, at `now`. `allotment`: the processors the job may use now; `applies`: parking
+    // alone holds it now (confinement off, those processors fewer than the table's). `read_cpu()`
     // gives the process's CPU time in ns, and is called only at a window's ends. True when a
     // window ended now and read unheld (last_cpus(), last_allotment()).
     template <class ReadCpu>

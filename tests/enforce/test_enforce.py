@@ -59,7 +59,7 @@ with CoRunner(shim, env, P=2):
     out, err = p.communicate(timeout=120)
 check.expect(p.returncode == 0, f"throttled: exit 0 ({err.strip()[:300]})")
 check.expect(out == native.stdout, "throttled: the same output as without the shim")
-check.expect("not held to it" not in err, f"throttled: held, and never said to be unheld ({err.strip()[:300]})")
+check.expect("not held to them" not in err, f"throttled: held, and never said to be unheld ({err.strip()[:300]})")
 shares = [j["limited_by"] == "share" for j in seen]
 check.expect(len(seen) >= 5 and all(j["runtimes"] and len(j["processors"]) == j["allotment"] == 1 for j in seen)
              and sum(shares) > len(shares) / 2,

@@ -27,7 +27,7 @@ with CoRunner(shim, env, P=2):
     out, err = p.communicate(timeout=120)
 check.expect(p.returncode == 0 and out == native.stdout, f"same answer under the shim ({err.strip()[:200]})")
 check.expect("not confining" in err and "OMP_PROC_BIND" in err, "the shim says it does not confine, and why")
-unheld = [line for line in err.splitlines() if "not held to it" in line]
+unheld = [line for line in err.splitlines() if "not held to them" in line]
 check.expect(len(unheld) == 1 and "OMP_PROC_BIND" in unheld[0],
              f"the shim says once that parking does not hold the job, and why ({unheld})")
 ctl = list(controller.values())
