@@ -570,8 +570,9 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // The process's CPU time is read for the check and the trace, each cycle, so that a cycle
     // without an answer from the table adds nothing to the next one's.
     bool check_runs = checking();
+    const bool cpu_read = check_runs || s.trace.is_open();  // s.last_cpu_ns is this cycle's
     std::uint64_t cpu = 0;
-    if (check_runs || s.trace.is_open()) {
+    if (cpu_read) {
         std::uint64_t cpu_now = s.process_cpu.read_ns();
         cpu = cpu_now - std::min(cpu_now, s.last_cpu_ns);
         s.last_cpu_ns = cpu_now;
@@ -649,7 +650,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // allotment, or the idle processors it runs on too: APSHIM_USE_IDLE), while below the table's.
     const char* why_unconfined = confine::why_off();
     const bool parking_only = why_unconfined && n > 0 && s.split_total > 0 && s.split_total < s.P;
-    if (s.hold_check.step(now, s.split_total, parking_only, [&] { return s.process_cpu.read_ns(); }) && !s.told_unheld) {
+    const auto process_cpu_now = [&] { return cpu_read ? s.last_cpu_ns : s.process_cpu.read_ns(); };
+    if (s.hold_check.step(now, s.split_total, parking_only, process_cpu_now) && !s.told_unheld) {
         s.told_unheld = true;
         log(LogLevel::warn, "the job used %.1f CPUs over the last second where it may use %d, not held to them: "
             "confinement is off, as %s, and parking, the only hold then, stops threads only where their runtime lets "

@@ -480,9 +480,7 @@ APSHIM_RESOLVE_AT_LOAD(next_arena_execute)
 // Someone is parked in a nested wait, or libtbb's function is not looked up yet.
 __attribute__((noinline)) void notify_waiters_slow(std::uintptr_t wait_ctx) noexcept {
     State& s = state();
-    if (s.nested_parked.load() != 0)
-        for (int i = 0, n = s.nested_used.load(); i < n; ++i)
-            if (s.nested[i].wait_ctx.load() == wait_ctx) s.nested[i].lot.wake_all();
+    if (s.nested_parked.load() != 0) wake_nested(s, wait_ctx);
     apshim::must_exist(next_notify_waiters.get(), APSHIM_TBB_NOTIFY_WAITERS)(wait_ctx);
 }
 }  // namespace

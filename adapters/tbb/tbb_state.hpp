@@ -80,11 +80,15 @@ struct State {
     std::atomic<int> finalizing{0};
 };
 
-// Every worker parked in a nested wait re-checks its escape rules now (a rise of the allotment,
-// release, finalize).
-inline void wake_nested(State& s) noexcept {
-    for (int i = 0, n = s.nested_used.load(std::memory_order_acquire); i < n; ++i)
-        if (s.nested[i].wait_ctx.load(std::memory_order_relaxed) != 0) s.nested[i].lot.wake_all();
+// Workers parked in a nested wait re-check their escape rules now: those parked on `wait_ctx`
+// (r1::notify_waiters: that wait is over), or every one where it is 0 (a rise of the allotment,
+// release, finalize). Sequentially consistent loads: the notifier's half of its handshake with
+// the parker (task_hooks.cpp, apshim_tbb_notify_waiters).
+inline void wake_nested(State& s, std::uintptr_t wait_ctx = 0) noexcept {
+    for (int i = 0, n = s.nested_used.load(); i < n; ++i) {
+        const std::uintptr_t parked_on = s.nested[i].wait_ctx.load();
+        if (parked_on != 0 && (wait_ctx == 0 || parked_on == wait_ctx)) s.nested[i].lot.wake_all();
+    }
 }
 
 // Defined in tbb_adapter.cpp; inline because every task's hooks reach it.
