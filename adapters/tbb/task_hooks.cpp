@@ -43,9 +43,6 @@ struct ThreadState {
     bool busy = false;
     bool worker_outermost = false;  // the current depth-1 task began outside any wait: a TBB worker
     bool external = false;          // entered TBB through an outermost wait (busy.hpp)
-    // Inside task_arena::execute (r1::execute, interposed): maybe in another arena than its
-    // task's, whose other threads may be none. Never reset: the interposer's scope keeps it.
-    int arena_executes = 0;
 };
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
@@ -161,8 +158,11 @@ void maybe_park(const ThreadCounters* self) noexcept {
 // escape rule of maybe_park's says so (nobody else is working, the job uses less CPU than its
 // allotment, the 200 ms valve). The task it holds waits for its children whoever runs them,
 // and those are in its own task pool, where every other thread of the arena steals: parking
-// there stops nothing anyone waits for. Not inside task_arena::execute: another arena, where no
-// other thread may be to take them. A wait_context of a layout other than oneTBB 2021's is never
+// there stops nothing anyone waits for. Inside task_arena::execute too, in an arena no other
+// thread may be able to enter: while the others work, the worker waits its turn, which is what
+// the allotment asks; once they stop, the escape rules let it go on (tests/tbb/tbb_arenas: not
+// parking there, the worker kept a second CPU for its fib in its own arena, 1.6-1.7 CPUs at
+// allotment 1; parking, 1.0). A wait_context of a layout other than oneTBB 2021's is never
 // read (tbb_abi.hpp): such a worker does not park here, and the controller says so once.
 const std::uint64_t* wait_count(void* wait_ctx) noexcept {
     const auto* w = static_cast<const tbb_abi::WaitContext*>(wait_ctx);
@@ -198,7 +198,7 @@ State::NestedPark* claim_nested(State& s, void* wait_ctx) noexcept {
 bool is_worker(const ThreadState& t) noexcept { return t.counters && t.counters->worker.load(std::memory_order_relaxed); }
 
 void maybe_park_nested(ThreadState& t, void* wait_ctx) noexcept {
-    if (t.depth == 0 || t.arena_executes > 0 || !is_worker(t) || !timing() || !host().parking_wanted()) return;
+    if (t.depth == 0 || !is_worker(t) || !timing() || !host().parking_wanted()) return;
     State& s = state();
     // Surplus: as many other workers execute tasks as the allotment admits (this one, when it
     // counts among them, left out).
@@ -468,14 +468,10 @@ void apshim_tbb_execute_and_wait(void* t, void* t_ctx, void* wait_ctx, void* w_c
 // (a sequentially consistent fetch_add) before calling here, so either this load sees the parker
 // counted, and then its entry, or the parker sees the count at 0 and does not sleep.
 extern "C" __attribute__((visibility("default"))) void apshim_tbb_notify_waiters(std::uintptr_t wait_ctx) __asm__(APSHIM_TBB_NOTIFY_WAITERS);
-// task_arena::execute: the thread runs the delegate in that arena (maybe_park_nested: not there).
-extern "C" __attribute__((visibility("default"))) void apshim_tbb_arena_execute(void* arena, void* delegate) __asm__(APSHIM_TBB_ARENA_EXECUTE);
 
 namespace {
 apshim::NextFn<void (*)(std::uintptr_t)> next_notify_waiters{APSHIM_TBB_NOTIFY_WAITERS};
-apshim::NextFn<void (*)(void*, void*)> next_arena_execute{APSHIM_TBB_ARENA_EXECUTE};
 APSHIM_RESOLVE_AT_LOAD(next_notify_waiters)
-APSHIM_RESOLVE_AT_LOAD(next_arena_execute)
 
 // Someone is parked in a nested wait, or libtbb's function is not looked up yet.
 __attribute__((noinline)) void notify_waiters_slow(std::uintptr_t wait_ctx) noexcept {
@@ -493,16 +489,6 @@ void apshim_tbb_notify_waiters(std::uintptr_t wait_ctx) {
     notify_waiters_slow(wait_ctx);
 }
 
-void apshim_tbb_arena_execute(void* arena, void* delegate) {
-    auto fn = apshim::must_exist(next_arena_execute.get(), APSHIM_TBB_ARENA_EXECUTE);
-    // The delegate may throw: the count comes down on that path too.
-    struct InArena {
-        int& n;
-        explicit InArena(int& count) noexcept : n(count) { ++n; }
-        ~InArena() { --n; }
-    } scope(t_state.arena_executes);
-    fn(arena, delegate);
-}
 
 // The program's own global_control objects on max_allowed_parallelism: the program chose its
 // thread count and may need all of them (see State::program_sets_parallelism).

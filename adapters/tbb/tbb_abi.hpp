@@ -41,8 +41,6 @@ constexpr std::uint64_t kWaitContextVersion = 1;
 // void r1::notify_waiters(std::uintptr_t wait_ctx_addr): d1::wait_context calls it when its count
 // reaches 0 (_task.h, add_reference)
 #define APSHIM_TBB_NOTIFY_WAITERS "_ZN3tbb6detail2r114notify_waitersEm"
-// void r1::execute(d1::task_arena_base&, d1::delegate_base&): task_arena::execute
-#define APSHIM_TBB_ARENA_EXECUTE "_ZN3tbb6detail2r17executeERNS0_2d115task_arena_baseERNS2_13delegate_baseE"
 // bool r1::finalize(d1::task_scheduler_handle&, std::intptr_t mode)
 #define APSHIM_TBB_FINALIZE "_ZN3tbb6detail2r18finalizeERNS0_2d121task_scheduler_handleEl"
 
