@@ -90,12 +90,19 @@ struct alignas(64) ThreadCounters {
 // interval (0 when none). Two per slot: timed busy intervals, and an external thread's time
 // inside its outermost calls.
 namespace interval {
+// A "time" that opens an interval without a start, or closes one without adding: its owner is
+// inside it (since != 0, which is all parking's escape rules read), but nothing measures its
+// length. oneTBB's hooks use it where parking needs the flags and the CPU clocks are the measure
+// (adapters/tbb/tbb_state.hpp, stamping): a time-stamp counter read costs 20-40 cycles, four a
+// task. Read as a start, it is never before `now`, so until() adds nothing for it either.
+inline constexpr std::uint64_t kUnstamped = ~0ull;
+
 inline void open(std::atomic<std::uint64_t>& since, std::uint64_t now) noexcept { since.store(now, std::memory_order_relaxed); }
 
 // The open interval goes into the total (single writer: plain load + store).
 inline void close(std::atomic<std::uint64_t>& total, std::atomic<std::uint64_t>& since, std::uint64_t now) noexcept {
     std::uint64_t start = since.load(std::memory_order_relaxed);
-    if (start && now > start) total.store(total.load(std::memory_order_relaxed) + (now - start), std::memory_order_relaxed);
+    if (start && now > start && now != kUnstamped) total.store(total.load(std::memory_order_relaxed) + (now - start), std::memory_order_relaxed);
     since.store(0, std::memory_order_relaxed);
 }
 

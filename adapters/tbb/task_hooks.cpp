@@ -86,6 +86,10 @@ ThreadState& me() noexcept {
 
 bool timing() noexcept { return state().timing.load(std::memory_order_relaxed); }
 
+// The time a busy interval opens or closes at: the time-stamp counter where the intervals
+// measure the job, else none (tbb_state.hpp, stamping; busy.hpp, interval::kUnstamped).
+std::uint64_t stamp() noexcept { return state().stamping.load(std::memory_order_relaxed) ? now_ticks() : interval::kUnstamped; }
+
 // The thread's own busy flag beside its slot's interval (adapters/common/busy.hpp).
 void begin_busy(ThreadState& t, std::uint64_t now) noexcept {
     t.busy = true;
@@ -229,10 +233,10 @@ void task_begin() noexcept {
     bool outermost = t.depth++ == 0 && t.wait_depth == 0;
     count_event(t.counters);
     if (!timing()) {
-        if (t.busy) [[unlikely]] end_busy(t, now_ticks());
+        if (t.busy) [[unlikely]] end_busy(t, stamp());
         return;
     }
-    std::uint64_t now = now_ticks();
+    std::uint64_t now = stamp();
     end_busy(t, now);
     if (outermost) {
         t.worker_outermost = true;
@@ -245,7 +249,7 @@ void task_end() noexcept {
     if (!host().enabled()) return;
     ThreadState& t = me();
     if (t.depth > 0 && --t.depth == 0 && t.wait_depth == 0 && t.counters) t.counters->in_task.store(0, std::memory_order_relaxed);
-    if (t.busy) end_busy(t, now_ticks());
+    if (t.busy) end_busy(t, stamp());
     // Back in TBB's dispatch loop (a nested wait or the worker's outer loop): not busy.
     if (t.depth == 0 && t.worker_outermost) {
         t.worker_outermost = false;
@@ -333,17 +337,20 @@ struct WaitScope {
         ++t.wait_depth;
         count_event(t.counters);
         if (!resume && !outermost) return;  // untimed, a nested wait: nothing to time
+        if (!outermost) {
+            end_busy(t, stamp());
+            return;
+        }
+        // The outer interval is always timed: it measures an external thread in untimed cycles.
         std::uint64_t now = now_ticks();
         end_busy(t, now);
-        if (outermost) {
-            if (!t.external) mark_external(t);
-            begin_outer(t.counters, now);
-        }
+        if (!t.external) mark_external(t);
+        begin_outer(t.counters, now);
     }
     ~WaitScope() {
         if (--t.wait_depth == 0 && t.depth == 0 && t.counters) t.counters->in_task.store(0, std::memory_order_relaxed);
         if (outermost) end_outer(t.counters, now_ticks());
-        else if (resume && timing()) begin_busy(t, now_ticks());
+        else if (resume && timing()) begin_busy(t, stamp());
     }
     static bool enters_tbb(const ThreadState& t) noexcept { return t.depth == 0 && t.wait_depth == 0; }
     static void mark_external(ThreadState& t) noexcept {

@@ -27,9 +27,9 @@ public:
 
     Sample sample() override {
         State& s = state();
-        bool timing = s.timing.load();
-        Sample out = sampler_.sample(s.slots, s.limit.load(), timed_throughout_ && timing);
-        timed_throughout_ = timing;
+        bool stamping = s.stamping.load();
+        Sample out = sampler_.sample(s.slots, s.limit.load(), timed_throughout_ && stamping);
+        timed_throughout_ = stamping;
         // For the stall valve (stalled()), run after it in every cycle: the hooks count every
         // task begun, timed or not (a CPU clock would read a thread spinning in a task as work),
         // and every wait while the valve may act. A cycle whose nested waits went uncounted
@@ -64,7 +64,7 @@ public:
                            "the program set TBB's max_allowed_parallelism itself and its threads cannot be confined to "
                            "CPUs: its oneTBB threads are not throttled");
             }
-            s.timing.store(false);
+            stop_timing(s);
             s.nested_waits_plain.store(true);  // no cap, no stall valve
             tcm::set_workers(-1);
             return;
@@ -72,12 +72,15 @@ public:
         bool stuck = stalled(s);
         if (stuck) n = tbb_default_concurrency();  // no cap while it looks stuck behind it
         // Timed hooks while fewer threads than TBB's own may work and parking may need their
-        // intervals (busy.hpp); on before the cap comes down, off after it went up, so parking
-        // never reads untimed slots. Confined, nobody parks (Host::parking_wanted), and the CPU
+        // busy flags (busy.hpp); on before the cap comes down, off after it went up, so parking
+        // never reads stale flags. Confined, nobody parks (Host::parking_wanted), and the CPU
         // clocks measure the job on its allotment's CPUs: a thread switched out mid-task reads
         // idle rather than busy, and p is the allotment, so a job with work for all of them
         // still reads inefficiency near 0 and a serial one near 1, without a timestamp per task.
+        // Parked, they measure it the same way (a parked thread uses no CPU), so the flags carry
+        // a time only where the clocks fall short (tbb_state.hpp, stamping).
         bool timed = s.hooks.load() && ((n < tbb_default_concurrency() && host().parking_wanted()) || cpu_clocks_fall_short());
+        s.stamping.store(timed && cpu_clocks_fall_short());
         // Nested waits count as progress while the valve may act: under a cap, and while it is
         // lifted (it comes down once tasks begin again); and they keep WaitScope's timing rules
         // from before the hooks time anything.
@@ -101,7 +104,7 @@ public:
                                              "workers are not parked inside nested waits, and a recursive program is held less");
         }
         if (!timed) {
-            s.timing.store(false);
+            stop_timing(s);
             timed_throughout_ = false;
         }
         free_retired();
@@ -132,11 +135,16 @@ public:
         s.limit.store(0);
         s.lot.wake_all();
         wake_nested(s);
-        s.timing.store(false);
+        stop_timing(s);
         s.nested_waits_plain.store(true);
         timed_throughout_ = false;
         release_control();
         tcm::set_workers(-1);
+    }
+
+    static void stop_timing(State& s) noexcept {
+        s.timing.store(false);
+        s.stamping.store(false);
     }
 
     void release_control() {
@@ -161,7 +169,7 @@ public:
         s.cpu_total.reset();
         s.seen.store(false);
         s.limit.store(0);
-        s.timing.store(false);
+        stop_timing(s);
         s.nested_waits_plain.store(true);
         s.finalizing.store(0);  // only the forking thread survives, and it is not inside finalize
         // The child's TBB is not ours to steer through the parent's control object (TBB itself

@@ -8,8 +8,8 @@ cycles of the serial phase near 1.
 
 Where the allotment is below the threads (a serial phase under WSAP; beside a stand-in co-runner
 that holds the rest of the table: allotment 1, throttled) OpenMP's hooks time every task again
-(`timed`); oneTBB's only where the job is not confined (APSHIM_CONFINE=0: parking needs the
-intervals), and confined it stays on the clocks. Either way the job at work asks for 2 and the
+(`timed`); oneTBB's stay on the clocks, confined or not (APSHIM_CONFINE=0: parking needs only
+the hooks' busy flags). Either way the job at work asks for 2 and the
 result is the same as natively.
 Usage: test_measure.py BUILD NAME PROGRAM  (PROGRAM: tests/tbb/tbb_rounds or tests/omp/omp_rounds_*)"""
 import resource
@@ -69,9 +69,8 @@ check.expect(len(serial) >= 3 and median(serial) > 0.8,
              f"a serial phase reads inefficiency near 1 (median {median(serial):.2f} over {len(serial)} cycles)")
 
 # Where the allotment is below the job's threads, OpenMP's hooks time every task (its barrier
-# and task rules read the intervals even while confined); oneTBB's do only where parking may
-# need them, that is where the job is not confined (APSHIM_CONFINE=0): confined, the clocks
-# measure its allotment's CPUs.
+# and task rules read the intervals even while confined); oneTBB's never do while the clocks can
+# measure the job: confined, they measure its allotment's CPUs, and parked threads use none.
 tbb = name == "tbb"
 below = "clocks" if tbb else "timed"
 
@@ -169,6 +168,17 @@ if not tbb:
                      f"APSHIM_P={4 * P} above the {P} CPUs, {threads} threads: every cycle reads {want} "
                      f"({sum(m == want for m in seen[first:])} of {len(seen) - first} from cycle {first})")
 if tbb:
+    # Not confined, parking holds the job: its hooks keep busy flags for parking's rules, but
+    # without a time-stamp a task (adapters/tbb/tbb_state.hpp, stamping), and the clocks measure
+    # it, as confined (a parked thread uses no CPU). The estimator decides as above.
     rows = throttled_run("throttled-unconfined", APSHIM_CONFINE=0)
-    measured_as("throttled, not confined (parking needs the intervals)", rows, "timed")
+    measured_as("throttled, not confined (parking needs flags, not times)", rows, "clocks")
+    working = [r for r in rows[2:] if r["busy"] > 0.5]
+    check.expect(working and all(r["desire"] == 2 for r in working),
+                 f"throttled, not confined: cycles with its CPU at work ask for 2 "
+                 f"({sorted(set(r['desire'] for r in working))} over {len(working)})")
+    serial = [r for r in rows[2:] if r["busy"] < 0.05]
+    check.expect(len(serial) >= 10 and all(r["desire"] == 1 for r in serial),
+                 f"throttled, not confined: cycles of its serial phases ask for 1 "
+                 f"({sorted(set(r['desire'] for r in serial))} over {len(serial)})")
 check.done()

@@ -101,6 +101,26 @@ TEST_CASE("an exiting thread's open busy interval is closed into its slot's tota
     CHECK(c->busy_ns.load() >= 1000);
 }
 
+TEST_CASE("an unstamped busy interval reads busy and never adds time, whatever closes it", "[slots]") {
+    // oneTBB's hooks where parking needs only the flags (adapters/tbb/tbb_state.hpp, stamping).
+    using apshim::interval::kUnstamped;
+    ThreadCounters c;
+    c.busy_ns.store(5000);
+    apshim::begin_busy(&c, kUnstamped);
+    CHECK(c.busy_since.load() != 0);  // what parking's escape rules read
+    CHECK(apshim::busy_until(c, apshim::now_ticks()) == 5000);
+    apshim::end_busy(&c, apshim::now_ticks());  // stamps came on meanwhile
+    CHECK(c.busy_since.load() == 0);
+    CHECK(c.busy_ns.load() == 5000);
+    apshim::begin_busy(&c, apshim::now_ticks() - 1000);  // and went off again
+    apshim::end_busy(&c, kUnstamped);
+    CHECK(c.busy_since.load() == 0);
+    CHECK(c.busy_ns.load() == 5000);
+    apshim::begin_busy(&c, apshim::now_ticks() - 1000);
+    apshim::end_busy(&c, apshim::now_ticks());
+    CHECK(c.busy_ns.load() >= 6000);
+}
+
 TEST_CASE("the controller's per-slot differences stay right across owners", "[slots]") {
     static ThreadSlots<4> slots;
     SlotSampler sampler;
