@@ -90,6 +90,11 @@ public:
     // can judge its jobs (shim/confine_check.hpp). oneTBB counts none: its tasks are not hooked
     // while confinement throttles.
     virtual bool marks_progress() const { return false; }
+    // Controller thread: the adapter has said once that nothing holds its runtime's threads (the
+    // program chose their number itself, and confinement cannot be: oneTBB's
+    // max_allowed_parallelism). The controller's hold check (shim/hold_check.hpp) then has nothing
+    // to add about them: a second line, with another reason, told the user the same thing.
+    virtual bool said_unheld() const { return false; }
 };
 
 }  // namespace apshim

@@ -649,7 +649,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // running beyond it (hold_check.hpp). Held to: the threads apply_allotment lets run (its
     // allotment, or the idle processors it runs on too: APSHIM_USE_IDLE), while below the table's.
     const char* why_unconfined = confine::why_off();
-    const bool parking_only = why_unconfined && n > 0 && s.split_total > 0 && s.split_total < s.P;
+    const bool parking_only = why_unconfined && n > 0 && s.split_total > 0 && s.split_total < s.P &&
+                              !std::all_of(list, list + n, [](const Adapter* a) { return a->said_unheld(); });
     const auto process_cpu_now = [&] { return cpu_read ? s.last_cpu_ns : s.process_cpu.read_ns(); };
     if (s.hold_check.step(now, s.split_total, parking_only, process_cpu_now) && !s.told_unheld) {
         s.told_unheld = true;

@@ -129,6 +129,8 @@ public:
 
     int active() const override { return state().limit.load(); }
 
+    bool said_unheld() const override { return told_unheld_; }
+
     void release() override {
         State& s = state();
         s.released.store(true);
