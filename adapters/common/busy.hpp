@@ -241,6 +241,16 @@ public:
         return used >= 0 && used < limit - 0.5 && first_for(w);
     }
 
+    // A thread room_for_one let go may keep going while the owners used no more CPU than `limit`
+    // threads by half a processor between the last two readings (read afresh where due, as read()
+    // says): they are held to the limit, with it among them (adapters/tbb/task_hooks.cpp,
+    // keep_going). No reading now: no.
+    template <class Slots>
+    bool within(Slots& slots, std::uint64_t now, std::uint64_t min_age_ns, int limit) noexcept {
+        const double used = read(slots, now, min_age_ns).cpus();
+        return used >= 0 && used <= limit + 0.5;
+    }
+
     // True for the first caller only of each last reading: a window that admits one more thread
     // lets one go, however many ask about it.
     bool first_for(const Window& w) noexcept {

@@ -43,6 +43,9 @@ struct ThreadState {
     bool busy = false;
     bool worker_outermost = false;  // the current depth-1 task began outside any wait: a TBB worker
     bool external = false;          // entered TBB through an outermost wait (busy.hpp)
+    // Let go by the CPU escape (may_go_on): goes on without parking while the job's threads use
+    // no more than their limit by half a processor (keep_going).
+    bool cpu_pass = false;
 };
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
@@ -130,25 +133,43 @@ ParkBounds park_bounds() noexcept {
     return {std::clamp(host().est_cycle_ns(), kParkRecheckMinNs, kParkRecheckMaxNs), INT_MAX, kMaxParkNs};
 }
 
-// The escape rules above, asked before every wait in the lot and after every wake-up. `self` is
-// not one of executing_workers while it asks.
-bool may_go_on(State& s, const ThreadCounters* self, const ParkBounds& bounds) noexcept {
+// The escape rules above, asked before every wait in the lot and after every wake-up. `t` is
+// not one of executing_workers while it asks. The CPU escape gives it a pass (keep_going).
+bool may_go_on(State& s, ThreadState& t, const ParkBounds& bounds) noexcept {
     int limit = s.limit.load(std::memory_order_relaxed);
     if (limit <= 0 || s.released.load(std::memory_order_relaxed) || s.finalizing.load(std::memory_order_relaxed) > 0) return true;
     if (!host().parking_wanted()) return true;  // confinement came into force meanwhile
     int allowed_workers = limit - 1;  // the main thread counts as one of the allotment
     if (s.executing_workers.load(std::memory_order_relaxed) < allowed_workers) return true;
-    if (!others_busy(s.slots, self)) return true;
-    return s.cpu_total.room_for_one(s.slots, now_ns(), bounds.recheck_ns / 2, limit);
+    if (!others_busy(s.slots, t.counters)) return true;
+    t.cpu_pass = s.cpu_total.room_for_one(s.slots, now_ns(), bounds.recheck_ns / 2, limit);
+    return t.cpu_pass;
 }
 
-void maybe_park(const ThreadCounters* self) noexcept {
+// A worker the CPU escape let go keeps going, without parking at its next task boundaries or
+// nested waits, for as long as the job's threads use no more CPU than their limit by half a
+// processor (read as the escape reads it). Otherwise the busy thread it was let go for, asleep
+// in its task for work only this worker would bring (a bypass task it holds, its children),
+// got one task per reading of the clocks: the worker parked again after each, and the CPU
+// escape lets one worker go per reading. A parking program whose tasks sleep on each other
+// then crawled: oneTBB's test_task_group, whose thread count the program sets itself, ran
+// into its 300 s time-out (0.7 s natively) when parking held such programs (seventy-eighth
+// session). Once the others work again, the job reads above its limit and the worker parks.
+bool keep_going(State& s, ThreadState& t, const ParkBounds& bounds) noexcept {
+    if (!t.cpu_pass) return false;
+    const int limit = s.limit.load(std::memory_order_relaxed);
+    t.cpu_pass = limit > 0 && s.cpu_total.within(s.slots, now_ns(), bounds.recheck_ns / 2, limit);
+    return t.cpu_pass;
+}
+
+void maybe_park(ThreadState& t) noexcept {
     // Not while confinement enforces the allotment: parking is then only a cost (the kernel
     // holds the job to its CPUs, and a worker kept from such a wait costs the job time).
     if (!host().parking_wanted()) return;
     State& s = state();
     const ParkBounds bounds = park_bounds();
-    park_until(s.lot, s.parked, bounds, [&] { return may_go_on(s, self, bounds); });
+    if (keep_going(s, t, bounds)) return;
+    park_until(s.lot, s.parked, bounds, [&] { return may_go_on(s, t, bounds); });
 }
 
 // ---- parking inside a nested wait ----
@@ -209,14 +230,15 @@ void maybe_park_nested(ThreadState& t, void* wait_ctx) noexcept {
     const int limit = s.limit.load(std::memory_order_relaxed);
     const bool counted = t.worker_outermost;
     if (limit <= 0 || s.executing_workers.load(std::memory_order_relaxed) - (counted ? 1 : 0) < limit - 1) return;
+    const ParkBounds bounds = park_bounds();
+    if (keep_going(s, t, bounds)) return;
     const std::uint64_t* count = wait_count(wait_ctx);
     if (!count || wait_over(count)) return;
     State::NestedPark* entry = claim_nested(s, wait_ctx);
     if (!entry) return;
     if (counted) s.executing_workers.fetch_sub(1, std::memory_order_relaxed);
     s.nested_parked.fetch_add(1);
-    const ParkBounds bounds = park_bounds();
-    park_until(entry->lot, s.parked, bounds, [&] { return wait_over(count) || may_go_on(s, t.counters, bounds); });
+    park_until(entry->lot, s.parked, bounds, [&] { return wait_over(count) || may_go_on(s, t, bounds); });
     s.nested_parked.fetch_sub(1);
     entry->wait_ctx.store(0, std::memory_order_release);
     if (counted) s.executing_workers.fetch_add(1, std::memory_order_relaxed);
@@ -254,7 +276,7 @@ void task_end() noexcept {
     if (t.depth == 0 && t.worker_outermost) {
         t.worker_outermost = false;
         state().executing_workers.fetch_sub(1, std::memory_order_relaxed);
-        maybe_park(t.counters);  // a task boundary: the only place a worker may leave
+        maybe_park(t);  // a task boundary: the only place a worker may leave
     }
 }
 

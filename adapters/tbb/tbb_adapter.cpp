@@ -45,29 +45,34 @@ public:
     void set_active(int n) override {
         if (n < 1) n = 1;
         State& s = state();
-        if (s.program_sets_parallelism.load(std::memory_order_relaxed)) {
-            // The program set max_allowed_parallelism itself: it may need those threads
-            // (spinning or blocking tasks meeting each other). Capping could deadlock it: step
-            // aside; confinement (where active) still keeps the job on its allotment's CPUs.
-            if (s.control.load() || s.limit.load() != 0) {
+        // The program set max_allowed_parallelism itself: it may need those threads (spinning or
+        // blocking tasks meeting each other). Capping could deadlock it: the shim's control and
+        // TCM's worker counts step aside. Confinement (where active) still keeps the job on its
+        // allotment's CPUs; where it can never be, parking does (below): like confinement it
+        // keeps the program's thread count and holds its threads to the allotment, only at task
+        // boundaries and nested waits, and its escape rules let tasks that meet each other go on.
+        const bool own_count = s.program_sets_parallelism.load(std::memory_order_relaxed);
+        if (own_count) {
+            if (s.control.load() || (s.limit.load() != 0 && host().confinement_possible())) {
                 host().log(Host::Severity::info, "the program set TBB's max_allowed_parallelism itself; TBB's worker count is left to it");
                 release_control();
                 s.limit.store(0);
                 s.lot.wake_all();
                 wake_nested(s);
             }
-            // Where confinement can never hold the job either, nothing does: say so once (NPB-CPP's
-            // NPB-TBB sets its own, and ran on both CPUs at allotment 1 of 2 with APSHIM_CONFINE=0).
-            if (n < tbb_default_concurrency() && !host().confinement_possible() && !told_unheld_) {
+            tcm::set_workers(-1);
+            // Without the task hooks (oneTBB took no ITT collector) nothing can park: say so once.
+            if (!host().confinement_possible() && !s.hooks.load() && n < tbb_default_concurrency() && !told_unheld_) {
                 told_unheld_ = true;
                 host().log(Host::Severity::warn,
                            "the program set TBB's max_allowed_parallelism itself and its threads cannot be confined to "
                            "CPUs: its oneTBB threads are not throttled");
             }
-            stop_timing(s);
-            s.nested_waits_plain.store(true);  // no cap, no stall valve
-            tcm::set_workers(-1);
-            return;
+            if (host().confinement_possible() || !s.hooks.load()) {
+                stop_timing(s);
+                s.nested_waits_plain.store(true);  // no cap, no stall valve
+                return;
+            }
         }
         bool stuck = stalled(s);
         if (stuck) n = tbb_default_concurrency();  // no cap while it looks stuck behind it
@@ -90,7 +95,7 @@ public:
         // is one of the allotment's threads, workers the rest.
         if (tcm::clients() > 0)
             APSHIM_HOST_LOG_ONCE(Host::Severity::info, "oneTBB uses the shim as its thread composability manager (TCM): its arenas' workers follow the allotment");
-        tcm::set_workers(stuck || s.finalizing.load() > 0 ? -1 : n - 1);
+        if (!own_count) tcm::set_workers(stuck || s.finalizing.load() > 0 ? -1 : n - 1);
         int old = s.limit.exchange(n);
         // Any worker is as good as another here: wake as many as the rise admits (the others
         // stay parked; they would only find no room and park again).
@@ -109,7 +114,7 @@ public:
         }
         free_retired();
         // A finalize in progress dropped the control and must not see a new one (task_hooks.cpp).
-        if (s.finalizing.load() > 0) return;
+        if (own_count || s.finalizing.load() > 0) return;
         if (s.control.load() == nullptr) control_value_ = 0;  // dropped by a finished finalize
         n = control_for(n);
         if (n == control_value_) return;

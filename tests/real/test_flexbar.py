@@ -31,13 +31,19 @@ t.native()
 t.alone()
 t.throttled()
 t.p8()
-# flexbar sets TBB's max_allowed_parallelism itself (-n 2), so the shim leaves its worker count
-# alone, and where confinement cannot be either (APSHIM_CONFINE=0, as where the user binds threads)
-# nothing holds it: said once, by the oneTBB adapter, and not a second time, with another reason, by
-# the controller's hold check (shim/hold_check.hpp; it said both until the seventy-eighth session).
+# flexbar sets TBB's max_allowed_parallelism itself (-n 2), so the shim leaves TBB's worker count
+# alone; where confinement cannot be either (APSHIM_CONFINE=0, as where the user binds threads),
+# parking holds its threads at task boundaries (adapters/tbb/tbb_adapter.cpp, set_active). Until
+# the seventy-eighth session nothing did: 1.92-1.95 CPUs at allotment 1, and two lines on stderr
+# saying so with different reasons. Its pipeline is held only in part: a worker goes on whenever
+# the main thread is inside no task (it may hold the pipeline's next stage), and the main thread
+# often waits in TBB between tokens. So: fewer CPUs than unheld, and at most one line.
 m = t.throttled("throttled, parking only", max_cpus=None, APSHIM_CONFINE="0")
 if m is not None:
-    said = [line for line in m.stderr.splitlines() if line.startswith("apshim") and "not" in line]
-    t.check.expect(len(said) == 1 and "its oneTBB threads are not throttled" in said[0],
-                   f"throttled, parking only: the one line that says its oneTBB threads are not throttled ({said})")
+    said = [line for line in m.stderr.splitlines() if line.startswith("apshim")]
+    t.check.expect(len(said) <= 1 and not any("its oneTBB threads are not throttled" in line for line in said),
+                   f"throttled, parking only: held by parking, at most one line about it ({said})")
+    cpus = m.cpus(m.attached_s or 0.0)
+    t.check.expect(m.returncode == 0 and cpus <= 1.8,
+                   f"throttled, parking only: parking holds it in part (<= 1.8 CPUs, unheld 1.92-1.95: {cpus:.2f})")
 t.done()

@@ -80,3 +80,22 @@ TEST_CASE("a reading that admits one more thread lets one go", "[parking]") {
     CHECK_FALSE(total.first_for(total.read(slots, 20 * kMs + 1, kMs)));  // still that reading
     CHECK(total.first_for(total.read(slots, 30 * kMs, kMs)));             // a new one
 }
+
+TEST_CASE("a thread let go keeps going while the owners use no more than their limit by half a processor", "[parking]") {
+    // adapters/tbb/task_hooks.cpp, keep_going: the readings' times are given, the owners' CPU is real.
+    apshim::ThreadSlots<4> slots;
+    REQUIRE(slots.claim() != nullptr);  // this thread owns a slot: its CPU clock is read
+    SharedCpuTotal total;
+    CHECK_FALSE(total.within(slots, 10 * kMs, 0, 1));  // one reading: no window yet, no answer
+    // 3 ms of this thread's CPU in a window of 1 ms: 3 processors' worth.
+    const auto cpu_now = [] {
+        timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+    };
+    for (const std::uint64_t start = cpu_now(); cpu_now() - start < 3 * kMs;) {
+    }
+    CHECK_FALSE(total.within(slots, 11 * kMs, 0, 1));  // 3 and more > 1.5
+    CHECK(total.within(slots, 11 * kMs, kMs, 4));      // the same window (not due again): <= 4.5
+    CHECK(total.within(slots, 100 * kMs, 0, 1));       // idle since: about 0
+}
