@@ -54,10 +54,11 @@ struct State {
     // it runs, and may need every one of them (tasks meeting at a barrier sized by it: oneTBB's
     // test_task_arena deadlocked at APSHIM_P=8 with the shim's control at 3 under the program's
     // 4). As OpenMP's promised team sizes, that number is kept: from then on the shim does not
-    // cap TBB's workers (CPU confinement still holds the job to its allotment). Sticky, not a
-    // count of live controls: a program that replaces its control (destroy, then create) would
-    // otherwise get the shim's larger cap in between, and workers that joined then stayed above
-    // the program's next limit (oneTBB's conformance_global_control: 3 bodies at a limit of 2).
+    // cap TBB's workers (CPU confinement, or parking where it cannot be, still holds the job to
+    // its allotment). Sticky, not a count of live controls: a program that replaces its control
+    // (destroy, then create) would otherwise get the shim's larger cap in between, and workers
+    // that joined then stayed above the program's next limit (oneTBB's conformance_global_control:
+    // 3 bodies at a limit of 2).
     std::atomic<bool> program_sets_parallelism{false};
     ParkingLot lot;
     // Workers parked inside a wait nested in their task (task_hooks.cpp, maybe_park_nested), one
