@@ -8,7 +8,8 @@
 //    brackets every task body with __itt_stack_callee_enter/leave (task_dispatcher.h,
 //    ITT_CALLEE_ENTER/LEAVE) once its loader found a collector. Otherwise the shim hands TBB no
 //    ITT function at all (__itt_api_init below) and TBB runs its ITT-free code, as natively.
-// And the one place a worker may leave: right after an outermost task (maybe_park).
+// And the places a worker may leave: right after an outermost task (maybe_park), and as it
+// enters a wait nested in its task (maybe_park_nested).
 // Rules for this file: no locks, no allocation, no logging.
 #include <dlfcn.h>
 #include <unistd.h>
@@ -517,7 +518,6 @@ void apshim_tbb_notify_waiters(std::uintptr_t wait_ctx) {
     if (fn && state().nested_parked.load() == 0) [[likely]] return fn(wait_ctx);
     notify_waiters_slow(wait_ctx);
 }
-
 
 // The program's own global_control objects on max_allowed_parallelism: the program chose its
 // thread count and may need all of them (see State::program_sets_parallelism).

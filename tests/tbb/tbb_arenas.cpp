@@ -7,7 +7,6 @@
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_arena.h>
-#include <oneapi/tbb/task_group.h>
 
 #include <atomic>
 #include <cstdio>
@@ -15,17 +14,7 @@
 #include <memory>
 #include <vector>
 
-static long fib_serial(long n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
-
-static long fib(long n, long cutoff) {
-    if (n <= cutoff) return fib_serial(n);
-    long x = 0, y = 0;
-    tbb::task_group g;
-    g.run([&] { x = fib(n - 1, cutoff); });
-    y = fib(n - 2, cutoff);
-    g.wait();
-    return x + y;
-}
+#include "fib_task_group.hpp"
 
 int main(int argc, char** argv) {
     if (argc != 4) {

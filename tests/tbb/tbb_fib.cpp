@@ -4,23 +4,11 @@
 //   tbb_fib N CUTOFF REPS LONG_MS     and then "long K": K of the REPS computations (rounds) that
 //                                     lasted LONG_MS or more (a worker parked in a nested wait
 //                                     that is over, while the main thread waits for its task)
-#include <oneapi/tbb/task_group.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
-static long fib_serial(long n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
-
-static long fib(long n, long cutoff) {
-    if (n <= cutoff) return fib_serial(n);
-    long x = 0, y = 0;
-    tbb::task_group g;
-    g.run([&] { x = fib(n - 1, cutoff); });
-    y = fib(n - 2, cutoff);
-    g.wait();
-    return x + y;
-}
+#include "fib_task_group.hpp"
 
 int main(int argc, char** argv) {
     if (argc < 4) {
