@@ -155,7 +155,9 @@ void OmpAdapter::after_fork_child() {
     state_.timing.store(state_.always_timed.load());
     timed_throughout_ = false;
     recent_limits_.reset();
-    state_.parked.store(0);
+    state_.parked.store(0);  // the parent's parked threads are not in the child
+    state_.parked_before_chunks.store(0);
+    state_.parked_in_barrier.store(0);
     state_.team_extras.store(0);
     state_.spinning_open.store(0);
     state_.spinning_team.store(0);

@@ -87,7 +87,11 @@ __attribute__((constructor(110))) void omp_setup() {
     // not see confinement). Measured at allotment 1: sort 0.99-1.04 s and 271 switches; NPB SP.W and
     // LU.W (barriers, no tasks) unchanged. The two go together or not at all: KMP_LIBRARY is
     // OMP_WAIT_POLICY's rival in libomp, and a user who chose either chose libomp's waiting.
-    if (!user_wait && !host().env_chosen_by_user("KMP_LIBRARY") && !host().env_chosen_by_user("KMP_USE_YIELD")) {
+    // Where confinement can never hold the job (the user binds threads, APSHIM_CONFINE=0), no two
+    // threads share a CPU for it, and that yield is where parking holds a task program's threads
+    // (parking.hpp: wait_in_barrier): libomp's default stays.
+    if (!user_wait && !host().env_chosen_by_user("KMP_LIBRARY") && !host().env_chosen_by_user("KMP_USE_YIELD") &&
+        host().confinement_possible()) {
         host().env_default("KMP_LIBRARY", "turnaround");
         host().env_default("KMP_USE_YIELD", "1");
     }

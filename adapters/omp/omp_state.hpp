@@ -56,6 +56,8 @@ struct State {
     ParkingLot lot;                                 // threads beyond the limit wait here
     std::atomic<int> parked{0};                     // how many wait there now
     std::atomic<int> parked_before_chunks{0};       // how many of them park() holds (marked parked_at_loop)
+    std::atomic<int> parked_in_barrier{0};          // how many of them wait_in_barrier() holds (libomp)
+    std::atomic<std::uint32_t> barrier_news{0};     // bumped for those: a teammate found no task, or left
     SharedCpuTotal cpu_total;                       // the threads' CPU time, for the parked (parking.hpp)
     std::atomic<std::uint32_t> loops_exhausted{0};  // bumped when a chunk fetch finds a loop done
     std::atomic<bool> seen{false};                  // runtime_started() called (again after fork)

@@ -47,7 +47,11 @@ enum SetResult : int { set_error = 0, set_never = 1, set_always = 5 };
 using SetCallback = int (*)(int event, Callback callback);
 
 enum Endpoint : int { scope_begin = 1, scope_end = 2, scope_beginend = 3 };
-enum TaskFlag : int { task_initial = 0x1, task_explicit = 0x4 };
+enum TaskFlag : int { task_initial = 0x1, task_implicit = 0x2, task_explicit = 0x4 };
+// ompt_get_task_info (an entry point the lookup gives): the task `ancestor_level` levels above
+// the calling thread's current one; 2 where there is such a task.
+using GetTaskInfo = int (*)(int ancestor_level, int* flags, Data** task_data, void** task_frame, Data** parallel_data,
+                            int* thread_num);
 enum TaskStatus : int {
     task_complete = 1,
     task_yield = 2,

@@ -10,11 +10,15 @@
 //                     ends (popped). No parking here: the thread has dequeued the task, and a
 //                     teammate may wait for it in a taskwait (parking here turned BOTS fib from
 //                     0.4 s into 26 s and health into a run unfinished after 300 s at allotment
-//                     1); confinement (shim/confine.hpp) enforces the allotment on task code.
+//                     1); confinement (shim/confine.hpp) enforces the allotment on task code,
+//                     and where it cannot, a thread waits between two tasks in its barrier, at
+//                     libomp's sched_yield (kmp_yield.cpp; parking.hpp: wait_in_barrier). Each
+//                     event is counted on the thread (ThreadState::task_events) for that yield.
 // The per-task ones look at the thread once and move the frame stack alone (thread_state.hpp:
 // bare_hook, bare_frames). No locks, no allocation, no logging here: the controller reports what
 // went wrong.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <utility>
 
@@ -79,6 +83,7 @@ void on_implicit_task(int endpoint, ompt::Data* region, ompt::Data* task, unsign
     if (endpoint == ompt::scope_begin) {
         if (t.level++ == 0) {  // a new outermost region: nothing of the last one is still open
             pop_frames_above(s, t, 0);
+            t.at_outer_barrier = false;
             t.team_index = static_cast<int>(index);
             if (index == 0) {  // the forking thread (busy.hpp)
                 mark_external(s, t);
@@ -129,11 +134,18 @@ __attribute__((noinline)) void sync_region_wait(State& s, ThreadState& t, int ki
             note_progress(s, t);
             if (outermost_barrier) follow_blocktime_at_barrier();
         }
-        if (outermost_barrier) at_barrier(s, t);
+        if (outermost_barrier) {
+            at_barrier(s, t);
+            t.at_outer_barrier = true;
+        }
     } else if (endpoint == ompt::scope_end) {
         if (outermost_barrier) pop_frames_above(s, t, 2);
         pop_frame(s, t);
-        if (outermost_barrier) set_engaged(s, t, true);
+        if (outermost_barrier) {
+            t.at_outer_barrier = false;
+            left_barrier(s);
+            set_engaged(s, t, true);
+        }
     }
 }
 
@@ -181,6 +193,7 @@ __attribute__((noinline)) void task_schedule(State& s, ThreadState& t, ompt::Dat
 void on_task_schedule(ompt::Data* prior, int prior_status, ompt::Data* next) {
     State& s = g_kmp_state;
     ThreadState& t = t_state;
+    ++t.task_events;
     BareHook h = bare_hook(s, t);
     if (h.may && bare_frames(t, prior, change_at(prior_status, next), next)) [[likely]] {
         bare_hook_done(t, h, /*mark=*/prior_status == ompt::task_complete);
@@ -195,9 +208,12 @@ void on_task_create(ompt::Data*, const void*, ompt::Data*, int flags, int, const
     note_progress(g_kmp_state, t_state);
 }
 
+std::atomic<ompt::GetTaskInfo> g_get_task_info{nullptr};
+
 int initialize(ompt::Lookup lookup, int, ompt::Data*) {
     auto set = reinterpret_cast<ompt::SetCallback>(lookup("ompt_set_callback"));
     if (!set) return 0;
+    g_get_task_info.store(reinterpret_cast<ompt::GetTaskInfo>(lookup("ompt_get_task_info")));
     bool ok = set(ompt::implicit_task, reinterpret_cast<ompt::Callback>(&on_implicit_task)) == ompt::set_always;
     ok = set(ompt::sync_region_wait, reinterpret_cast<ompt::Callback>(&on_sync_region_wait)) == ompt::set_always && ok;
     ok = set(ompt::task_schedule, reinterpret_cast<ompt::Callback>(&on_task_schedule)) == ompt::set_always && ok;
@@ -216,6 +232,24 @@ void finalize(ompt::Data*) {}
 }  // namespace
 
 ThreadState& kmp_thread_state() noexcept { return t_state; }
+
+// libomp's own word, not the frames: an untied task's part that returns to the scheduler reports
+// nothing (drop_parts_not_of), and a frame stack that lost count read a thread inside a nested
+// taskwait as between two tasks in its barrier (BOTS uts parked its whole team), or a thread
+// waiting in its barrier as busy in a task (a leftover part's frame: its teammate, parked on
+// seeing it at work, waited for the bound of a second, 4 times in a 0.8 s run).
+bool kmp_no_task_in_barrier(State& s, ThreadState& t) noexcept {
+    ompt::GetTaskInfo info = g_get_task_info.load(std::memory_order_relaxed);
+    int flags = 0;
+    ompt::Data* task = nullptr;
+    if (!info || info(0, &flags, &task, nullptr, nullptr, nullptr) != 2 || !(flags & ompt::task_implicit)) return false;
+    if (t.depth != 2 || !frame_is_wait(t, 1) || t.tags[0] != task) {
+        pop_frames_above(s, t, 0);
+        push_frame(s, t, /*wait=*/false, task);
+        push_frame(s, t, /*wait=*/true);
+    }
+    return true;
+}
 
 void kmp_sections_begin(long sections) noexcept {
     RegionReservation& r = t_reservation;

@@ -179,6 +179,86 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
     });
 }
 
+// In a barrier, between two tasks or having found none (libomp only). Where parking is the only
+// hold (the user binds threads, APSHIM_CONFINE=0), a task program's threads at its region's
+// barrier ran tasks there for good once at_barrier let them in: BOTS uts (clang,
+// OMP_PROC_BIND=true) used 1.98 CPUs at allotment 1, health 1.93-1.96, sort 1.76. A task's own
+// hooks are no place to stop: at its start the thread holds it, and libomp reports its completion
+// (ompt_task_complete) before it lowers the parent's count of unfinished children and releases
+// its dependences, which a teammate's taskwait waits for. In its default "throughput" mode libomp
+// then calls sched_yield before it looks for the next task (__kmp_execute_tasks:
+// `KMP_YIELD(__kmp_library == library_throughput)`, once __kmp_invoke_task has finished the task),
+// and in its barrier's spin loop (KMP_USE_YIELD=1), both through the PLT (kmp_yield.cpp); the shim
+// keeps that mode where it cannot confine (omp_env.cpp). In the barrier, outside any explicit
+// task, the thread holds no task, and only the barrier can need it: its teammates' passage waits
+// for it to find the task queues empty (libomp's unfinished_threads) or, before that, to arrive.
+// So, as at_barrier: while as many teammates as the allotment admits are working (engaged in
+// their share of the region, or running tasks), it waits, and it goes on when
+//   - a teammate in the barrier found no task while fewer than the allotment work
+//     (yield_in_region), or one left the barrier (left_barrier): it may be what they wait for, or
+//   - the others did no work at all for kIdleNs (a thread asleep in the barrier yields no more), or
+//   - the allotment rises or is released, or confinement comes into force, or
+//   - kMaxWaits polls or kMaxParkNs passed.
+// Threads that look at once may all go on (the next yield asks again), never all wait: each waits
+// only on seeing `limit` others at work, and one in the barrier reads idle.
+inline void wait_in_barrier(State& s, ThreadState& t, bool found_none) noexcept {
+    int limit = s.limit.load(std::memory_order_relaxed);
+    if (limit <= 0) return;
+    if (teammates_now(s.slots, t.counters).working < limit) {
+        if (found_none && s.parked_in_barrier.load(std::memory_order_seq_cst) > 0) {
+            s.barrier_news.fetch_add(1, std::memory_order_seq_cst);
+            s.lot.wake_all();
+        }
+        return;
+    }
+    // Counted before the first look at barrier_news: news after that look sees the count (news
+    // before it is in the look).
+    s.parked_in_barrier.fetch_add(1, std::memory_order_seq_cst);
+    const std::uint32_t news = s.barrier_news.load(std::memory_order_seq_cst);
+    std::uint64_t idle_from = now_ns(), last_busy = others_busy_total(s.slots, t.counters, now_ticks());
+    park_until(s.lot, s.parked, kSharedPollBounds, [&] {
+        int l = s.limit.load(std::memory_order_relaxed);
+        if (l <= 0 || l > limit || !host().parking_wanted() || s.barrier_news.load(std::memory_order_acquire) != news)
+            return true;
+        std::uint64_t ns = now_ns(), busy = others_busy_total(s.slots, t.counters, now_ticks());
+        if (busy != last_busy) {
+            last_busy = busy;
+            idle_from = ns;
+        }
+        return ns - idle_from >= kIdleNs;
+    });
+    s.parked_in_barrier.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// A libomp thread in an outermost region calls sched_yield (kmp_yield.cpp). Only where parking is
+// the only hold: where confinement can hold the job, the shim sets "turnaround", and no thread
+// waits here. A task began or ended on it since its last yield: it is between two tasks; none
+// did: it spins in a wait, having found none (or the program yields in its own code). In its
+// barrier with no explicit task on it (libomp says so, and its frames are set to match:
+// kmp_no_task_in_barrier), it may wait (wait_in_barrier).
+// True where the yield is one between two tasks, which the caller then keeps from the kernel:
+// "turnaround" without the yield, as where the shim confines (a system call per task, and BOTS
+// health, millions of tiny untied tasks, took 3.7x its one-thread time at allotment 1 with it).
+// The yields of spin loops go on to the kernel as libomp wants them.
+inline bool yield_in_region(State& s, ThreadState& t) noexcept {
+    if (!attached(s, t) || !s.timing.load(std::memory_order_relaxed) || host().confinement_possible() ||
+        !host().parking_wanted())
+        return false;
+    // Not the marks: the part of an untied task that returns to the scheduler makes none.
+    const bool between_tasks = t.task_events != t.task_events_at_yield;
+    t.task_events_at_yield = t.task_events;
+    if (t.at_outer_barrier && t.level == 1 && kmp_no_task_in_barrier(s, t)) wait_in_barrier(s, t, !between_tasks);
+    return between_tasks;
+}
+
+// A thread leaves an outermost barrier: a teammate wait_in_barrier holds may be what the program
+// waits for now (its arrival at the next barrier, its share of the next loop). One load otherwise.
+inline void left_barrier(State& s) noexcept {
+    if (s.parked_in_barrier.load(std::memory_order_seq_cst) == 0) return;
+    s.barrier_news.fetch_add(1, std::memory_order_seq_cst);
+    s.lot.wake_all();
+}
+
 // A chunk fetch returned "no more chunks": release every parked thread.
 inline void loop_exhausted(State& s) noexcept {
     s.loops_exhausted.fetch_add(1, std::memory_order_release);

@@ -29,6 +29,13 @@ struct ThreadState {
     int team_index = 0;  // in the innermost implicit task (OMPT), for parking decisions
     int level = 0;       // nesting of implicit tasks (OMPT): 1 = outermost region
     bool external = false;  // forks outermost regions (busy.hpp): untimed, only its time in them counts
+    // libomp: in an outermost region's barrier (OMPT, between its wait's begin and end); the
+    // task_schedule events on the thread (a task or an untied task's part begins or ends), and
+    // their count at its last sched_yield in a region: parking.hpp's yield_in_region tells a
+    // thread between two tasks from one that found none.
+    bool at_outer_barrier = false;
+    std::uint64_t task_events = 0;
+    std::uint64_t task_events_at_yield = 0;
 };
 
 inline bool frame_is_wait(const ThreadState& t, int i) noexcept {
@@ -63,6 +70,7 @@ APSHIM_HOT inline void attach(State& s, ThreadState& t) noexcept {
     t.generation = gen;
     t.depth = 0;
     t.external = false;
+    t.at_outer_barrier = false;
 }
 
 // Untimed (busy.hpp), the frames are kept but not timed; an interval the timed hooks left open
@@ -341,6 +349,11 @@ private:
 namespace apshim::omp_adapter {
 // The calling thread's state in libomp (ompt_hooks.cpp owns it; kmp_hooks.cpp parks with it).
 ThreadState& kmp_thread_state() noexcept;
+// `t`, the calling thread, is in an outermost barrier (at_outer_barrier): whether libomp says
+// its current task is its implicit one (no explicit task running or suspended on it, through
+// OMPT; false where it cannot say), and if so its frames made to say so too (that task's work,
+// the barrier's wait above it).
+bool kmp_no_task_in_barrier(State& s, ThreadState& t) noexcept;
 }  // namespace apshim::omp_adapter
 
 namespace apshim::omp_adapter {
