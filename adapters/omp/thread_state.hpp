@@ -36,6 +36,9 @@ struct ThreadState {
     bool at_outer_barrier = false;
     std::uint64_t task_events = 0;
     std::uint64_t task_events_at_yield = 0;
+    // The CPU escape let it go from its barrier: it goes on while the team uses no more CPU than
+    // its limit by half a processor (parking.hpp: wait_in_barrier).
+    bool cpu_pass = false;
 };
 
 inline bool frame_is_wait(const ThreadState& t, int i) noexcept {
@@ -71,6 +74,7 @@ APSHIM_HOT inline void attach(State& s, ThreadState& t) noexcept {
     t.depth = 0;
     t.external = false;
     t.at_outer_barrier = false;
+    t.cpu_pass = false;
 }
 
 // Untimed (busy.hpp), the frames are kept but not timed; an interval the timed hooks left open
