@@ -92,7 +92,9 @@ private:
 cpu_set_t g_allowed;
 constinit PublishedMask g_allowed_shown;
 bool g_captured = false;
-const char* g_why_off = nullptr;
+// Atomic: the hooks ask from the program's threads (Host::confinement_possible, libomp's yield
+// between tasks) while the controller may set it (the program binds a thread).
+std::atomic<const char*> g_why_off{nullptr};
 constexpr const char* kProgramBinds = "the program sets CPU affinity itself";
 bool g_off_by_fault = false;
 // Why confinement is off where /proc/self/task cannot be read (check_system, apply).
@@ -357,11 +359,11 @@ void check_system() noexcept {
     g_off_by_fault = true;
 }
 
-const char* why_off() noexcept { return g_why_off; }
+const char* why_off() noexcept { return g_why_off.load(std::memory_order_relaxed); }
 
-bool off_by_fault() noexcept { return g_why_off && g_off_by_fault; }
+bool off_by_fault() noexcept { return g_why_off.load() && g_off_by_fault; }
 
-bool off_by_program() noexcept { return g_why_off == kProgramBinds; }
+bool off_by_program() noexcept { return g_why_off.load() == kProgramBinds; }
 
 bool active() noexcept { return g_active.load(std::memory_order_acquire); }
 
@@ -746,7 +748,7 @@ void reset_thread_mask() noexcept {
     // first team's workers do not exist yet when the controller starts): ask for every CPU, and
     // the kernel keeps those the process may use (its cpuset), which is what the binding chose
     // from. Otherwise the union above holds the mask the process was started with (taskset).
-    if (g_why_off && std::strstr(g_why_off, "binds threads")) all = every_cpu();
+    if (const char* why = g_why_off.load(); why && std::strstr(why, "binds threads")) all = every_cpu();
     // Where the original mask is every CPU the cpuset allows (what the kernel keeps of a request
     // for all of them), the process follows its cpuset (g_home): the controller asks for every CPU,
     // so that the CPUs it reads (read_allowed) and counts for P (default_processors, the
