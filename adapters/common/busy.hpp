@@ -57,7 +57,8 @@ struct alignas(64) ThreadCounters {
     std::atomic<std::uint32_t> parked_at_loop{0};
     // oneTBB: 1 while the thread is inside a task at all (waiting in it included), timed or not:
     // the stall valve's "someone sits inside a task" (tbb_adapter.cpp). Written when its task
-    // nesting leaves or reaches 0 only.
+    // nesting leaves or reaches 0 only. libomp: the same for a thread in its region's barrier
+    // (ompt_hooks.cpp), whose taskwaits spin on its CPU: parking.hpp's wait_in_barrier counts it.
     std::atomic<std::uint8_t> in_task{0};
     // oneTBB: 1 when the owner is one of the runtime's own workers (a thread libtbb created,
     // adapters/tbb/thread_hooks.cpp), set at its creation: its waits are inside tasks.
@@ -354,6 +355,7 @@ bool anyone_in_task(Slots& slots) noexcept {
 // What `self`'s teammates are doing now, in one pass over the slots.
 struct Teammates {
     int working = 0;            // engaged (above) or inside user work
+    int waiting_in_tasks = 0;   // neither, but inside a task (ThreadCounters::in_task)
     bool engaged = false;       // one is engaged in its share of the region
     bool making_tasks = false;  // one of the engaged has made a task there
 };
@@ -366,6 +368,7 @@ Teammates teammates_now(Slots& slots, const ThreadCounters* self) noexcept {
         if (!teammate(c, self)) continue;
         bool engaged = c.engaged.load(std::memory_order_acquire) != 0;
         if (engaged || c.busy_since.load(std::memory_order_relaxed) != 0) ++m.working;
+        else if (c.in_task.load(std::memory_order_relaxed)) ++m.waiting_in_tasks;
         m.engaged = m.engaged || engaged;
         m.making_tasks = m.making_tasks || (engaged && c.made_tasks.load(std::memory_order_relaxed) != 0);
     }

@@ -137,12 +137,14 @@ __attribute__((noinline)) void sync_region_wait(State& s, ThreadState& t, int ki
         if (outermost_barrier) {
             at_barrier(s, t);
             t.at_outer_barrier = true;
+            note_in_task(t, false);
         }
     } else if (endpoint == ompt::scope_end) {
         if (outermost_barrier) pop_frames_above(s, t, 2);
         pop_frame(s, t);
         if (outermost_barrier) {
             t.at_outer_barrier = false;
+            note_in_task(t, false);
             left_barrier(s);
             set_engaged(s, t, true);
         }
@@ -175,6 +177,7 @@ FrameChange change_at(int prior_status, const ompt::Data* next) noexcept {
     case ompt::taskwait_complete:
         return FrameChange::pop;
     case ompt::task_switch:
+        return next ? FrameChange::switch_task : FrameChange::none;
     case ompt::task_yield:
         return next ? FrameChange::push_task : FrameChange::none;
     default:
@@ -197,9 +200,10 @@ void on_task_schedule(ompt::Data* prior, int prior_status, ompt::Data* next) {
     BareHook h = bare_hook(s, t);
     if (h.may && bare_frames(t, prior, change_at(prior_status, next), next)) [[likely]] {
         bare_hook_done(t, h, /*mark=*/prior_status == ompt::task_complete);
-        return;
+    } else {
+        task_schedule(s, t, prior, prior_status, next);
     }
-    task_schedule(s, t, prior, prior_status, next);
+    if (t.at_outer_barrier) note_in_task(t, t.depth > 2);
 }
 
 void on_task_create(ompt::Data*, const void*, ompt::Data*, int flags, int, const void*) {
@@ -248,6 +252,7 @@ bool kmp_no_task_in_barrier(State& s, ThreadState& t) noexcept {
         push_frame(s, t, /*wait=*/false, task);
         push_frame(s, t, /*wait=*/true);
     }
+    note_in_task(t, false);
     return true;
 }
 

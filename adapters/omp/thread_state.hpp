@@ -26,6 +26,7 @@ struct ThreadState {
     std::uint64_t wait_bits[kTracked / 64] = {};  // bit set: that frame is a wait
     std::uint64_t task_bits[kTracked / 64] = {};  // bit set: that frame is an explicit task's body
     const void* tags[kTracked] = {};              // the task a work frame belongs to (OMPT), or null
+    const void* from[kTracked] = {};              // a task frame: the task the thread was in when it began
     int team_index = 0;  // in the innermost implicit task (OMPT), for parking decisions
     int level = 0;       // nesting of implicit tasks (OMPT): 1 = outermost region
     bool external = false;  // forks outermost regions (busy.hpp): untimed, only its time in them counts
@@ -34,6 +35,7 @@ struct ThreadState {
     // their count at its last sched_yield in a region: parking.hpp's yield_in_region tells a
     // thread between two tasks from one that found none.
     bool at_outer_barrier = false;
+    bool in_task = false;  // what ThreadCounters::in_task says of it (note_in_task)
     std::uint64_t task_events = 0;
     std::uint64_t task_events_at_yield = 0;
     // The CPU escape let it go from its barrier: it goes on while the team uses no more CPU than
@@ -68,13 +70,23 @@ APSHIM_HOT inline void attach(State& s, ThreadState& t) noexcept {
     if (t.counters) {
         t.counters->engaged.store(0, std::memory_order_relaxed);
         t.counters->made_tasks.store(0, std::memory_order_relaxed);
+        t.counters->in_task.store(0, std::memory_order_relaxed);
         t.counters->team.store(nullptr, std::memory_order_relaxed);
     }
     t.generation = gen;
     t.depth = 0;
     t.external = false;
     t.at_outer_barrier = false;
+    t.in_task = false;
     t.cpu_pass = false;
+}
+
+// libomp, in its region's barrier: whether the thread is inside a task now (frames above the
+// barrier's wait), published to its teammates when that changes (ThreadCounters::in_task).
+APSHIM_HOT inline void note_in_task(ThreadState& t, bool in_task) noexcept {
+    if (t.in_task == in_task || !t.counters) return;
+    t.in_task = in_task;
+    t.counters->in_task.store(in_task ? 1 : 0, std::memory_order_relaxed);
 }
 
 // Untimed (busy.hpp), the frames are kept but not timed; an interval the timed hooks left open
@@ -148,24 +160,27 @@ APSHIM_HOT inline void account_outer(ThreadState& t, int old_depth) noexcept {
 // `tag`: the task whose body (or share of a region) the frame stands for, when the runtime names
 // it (OMPT task data); null for waits and where it does not. `task`: the frame is an explicit
 // task's body.
+// `from`: for a task, the task the thread was in when it began it (task_schedule's prior).
 // Frame `depth` (>= 0) as given; frames past kTracked keep nothing.
-APSHIM_HOT inline void set_frame(ThreadState& t, int depth, bool wait, const void* tag, bool task) noexcept {
+APSHIM_HOT inline void set_frame(ThreadState& t, int depth, bool wait, const void* tag, bool task,
+                                 const void* from = nullptr) noexcept {
     auto i = static_cast<unsigned>(depth);  // unsigned: / and % by 64 are a shift and a mask
     if (i < ThreadState::kTracked) {
         std::uint64_t bit = std::uint64_t{1} << (i % 64);
         t.wait_bits[i / 64] = wait ? (t.wait_bits[i / 64] | bit) : (t.wait_bits[i / 64] & ~bit);
         t.task_bits[i / 64] = task ? (t.task_bits[i / 64] | bit) : (t.task_bits[i / 64] & ~bit);
         t.tags[i] = tag;
+        t.from[i] = from;
     }
 }
 
 APSHIM_HOT inline void push_frame(State& s, ThreadState& t, bool wait, const void* tag = nullptr,
-                                  bool task = false) noexcept {
+                                  bool task = false, const void* from = nullptr) noexcept {
     attach(s, t);
     bool timed = s.timing.load(std::memory_order_relaxed);
     bool was = timed && is_busy(t);
     int i = t.depth++;
-    set_frame(t, i, wait, tag, task);
+    set_frame(t, i, wait, tag, task, from);
     account(t, timed, was);
     account_outer(t, i);
 }
@@ -219,27 +234,51 @@ APSHIM_HOT inline void bare_hook_done(ThreadState& t, const BareHook& h, bool ma
     if (mark) count_mark(t.counters);
 }
 
+// The frame changes of OMPT's events. `switch_task`: task_schedule's switch from `current` to
+// `tag`. Either a task begins (pushed, remembering `current` as where it came from), or a part of
+// an untied task returns to the task it began from: libomp reports that as a switch back when it
+// queues the task's next part (__kmpc_omp_task: `ompt_task_switch` to the task's scheduling
+// parent), and that part's frame goes. Pushing the task returned to instead left a work frame
+// that read busy over a thread back in its barrier or taskwait, and a later task's end popped
+// the wait below it: 4 million waits popped in a BOTS uts run of 1.2 s, and a thread inside two
+// nested taskwaits read as in its barrier with no task. A part run at once from its own queueing
+// (a switch from the task to itself) begins over the part that queued it, dropping nothing.
+enum class FrameChange { none, push_task, push_wait, pop, switch_task };
+
+// A task switch returns from the frame on top (depth `d` > 0) to where it began.
+APSHIM_HOT inline bool returns_from_top(const ThreadState& t, int d, const void* current, const void* next) noexcept {
+    return d <= ThreadState::kTracked && t.tags[d - 1] == current && t.from[d - 1] == next;
+}
+
 // A per-task hook's frame change on the stack alone, where bare_hook() allows: drop_parts_not_of()
 // below for `current`, then `change`. The same frames as the full path; false, changing nothing,
 // where the depth would reach 0 (an external thread's outer interval moves there) or pass
 // kTracked: the full path then.
-enum class FrameChange { none, push_task, push_wait, pop };
 APSHIM_HOT inline bool bare_frames(ThreadState& t, const void* current, FrameChange change,
                                    const void* tag = nullptr) noexcept {
     int d = t.depth;
     if (d > ThreadState::kTracked) return false;
-    while (d > 0) {
-        const void* top = t.tags[d - 1];
-        if (top == nullptr || top == current) break;
-        if (d == 1) return false;
-        --d;
+    if (change != FrameChange::switch_task || current != tag) {
+        while (d > 0) {
+            const void* top = t.tags[d - 1];
+            if (top == nullptr || top == current) break;
+            if (d == 1) return false;
+            --d;
+        }
     }
     switch (change) {
     case FrameChange::none: break;
+    case FrameChange::switch_task:
+        if (d > 0 && returns_from_top(t, d, current, tag)) {
+            if (d <= 1) return false;
+            --d;
+            break;
+        }
+        [[fallthrough]];
     case FrameChange::push_task:
     case FrameChange::push_wait:
         if (d == 0 || d >= ThreadState::kTracked) return false;
-        set_frame(t, d++, change == FrameChange::push_wait, tag, change == FrameChange::push_task);
+        set_frame(t, d++, change == FrameChange::push_wait, tag, change != FrameChange::push_wait, current);
         break;
     case FrameChange::pop:
         if (d <= 1) return false;
@@ -251,10 +290,10 @@ APSHIM_HOT inline bool bare_frames(ThreadState& t, const void* current, FrameCha
 }
 
 // Drops the work frames on top that belong to a task other than `current`, the task the runtime
-// says this thread is in now; stops at a wait or at `current`'s own frame. libomp reports no
-// event when one part of an untied task returns to the scheduler (its __kmp_task_finish returns
-// early while parts remain), so that part's frame would stay on top and the thread read busy
-// from then on (BOTS fib, untied: threads waiting in a barrier measured as working).
+// says this thread is in now; stops at a wait or at `current`'s own frame: a frame left by an
+// event the runtime did not report (an untied part's return where it reports none: libomp 14
+// reports it as a switch, FrameChange::switch_task) would read busy for good (BOTS fib, untied:
+// threads waiting in a barrier measured as working).
 // Waits carry no tag, so the usual case (a wait or `current`'s own frame on top) is one load.
 APSHIM_HOT inline void drop_parts_not_of(State& s, ThreadState& t, const void* current) noexcept {
     for (;;) {
@@ -272,10 +311,16 @@ APSHIM_HOT inline void drop_parts_not_of(State& s, ThreadState& t, const void* c
 // each step (the callbacks' slow path, and what the bare one must equal: tests/unit/test_frames.cpp).
 APSHIM_HOT inline void change_frames(State& s, ThreadState& t, const void* current, FrameChange change,
                                      const void* tag = nullptr) noexcept {
-    drop_parts_not_of(s, t, current);
+    if (change != FrameChange::switch_task || current != tag) drop_parts_not_of(s, t, current);
     switch (change) {
     case FrameChange::none: break;
-    case FrameChange::push_task: push_frame(s, t, /*wait=*/false, tag, /*task=*/true); break;
+    case FrameChange::switch_task:
+        if (t.depth > 0 && returns_from_top(t, t.depth, current, tag)) {
+            pop_frame(s, t);
+            break;
+        }
+        [[fallthrough]];
+    case FrameChange::push_task: push_frame(s, t, /*wait=*/false, tag, /*task=*/true, current); break;
     case FrameChange::push_wait: push_frame(s, t, /*wait=*/true); break;
     case FrameChange::pop: pop_frame(s, t); break;
     }
