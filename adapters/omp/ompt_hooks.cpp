@@ -237,11 +237,12 @@ void finalize(ompt::Data*) {}
 
 ThreadState& kmp_thread_state() noexcept { return t_state; }
 
-// libomp's own word, not the frames: an untied task's part that returns to the scheduler reports
-// nothing (drop_parts_not_of), and a frame stack that lost count read a thread inside a nested
-// taskwait as between two tasks in its barrier (BOTS uts parked its whole team), or a thread
-// waiting in its barrier as busy in a task (a leftover part's frame: its teammate, parked on
-// seeing it at work, waited for the bound of a second, 4 times in a 0.8 s run).
+// libomp's own word, not the frames: before the frames followed an untied part's return
+// (FrameChange::switch_task), they lost count, and read a thread inside a nested taskwait as
+// between two tasks in its barrier (BOTS uts parked its whole team), or a thread waiting in its
+// barrier as busy in a task (its teammate, parked on seeing it at work, waited for the bound of a
+// second, 4 times in a 0.8 s run). Parking must not rest on a measure: a stack that still loses
+// count somewhere (an event a runtime does not report) is set right here.
 bool kmp_no_task_in_barrier(State& s, ThreadState& t) noexcept {
     ompt::GetTaskInfo info = g_get_task_info.load(std::memory_order_relaxed);
     int flags = 0;
