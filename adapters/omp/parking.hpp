@@ -197,11 +197,14 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
 //   - a teammate in the barrier found no task while fewer than the allotment work
 //     (yield_in_region), or one left the barrier (left_barrier): it may be what they wait for, or
 //   - the others did no work at all for kIdleNs (a thread asleep in the barrier yields no more), or
-//   - the team used less CPU than the limit admits, by half a processor (as park()): its tasks
-//     sleep (LLVM's tests: tasks of a second's sleep each ran one at a time, 13 s against 23),
-//     and then it keeps a pass: it goes on from its next yields while the team uses no more than
-//     its limit by half a processor (as oneTBB's workers, adapters/tbb/task_hooks.cpp:
-//     keep_going; otherwise one task per reading of the clocks), or
+//   - the team used less CPU than the limit admits, by half a processor, over kIdleNs at least
+//     (as park(), over a longer window): its tasks sleep (LLVM's tests: tasks of a second's sleep
+//     each ran one at a time, 13 s against 23), and then it keeps a pass: it goes on from its
+//     next yields while the team uses no more than its limit by half a processor (as oneTBB's
+//     workers, adapters/tbb/task_hooks.cpp: keep_going; otherwise one task per reading of the
+//     clocks). A thread let go here may take a task as large as half the program (the root's
+//     other child), so half-millisecond readings, which a working teammate preempted for a
+//     moment reads as sleeping, let an untied fib run at 1.24 CPUs (CI, under ASan), or
 //   - the allotment rises or is released, or confinement comes into force, or
 //   - kMaxWaits polls or kMaxParkNs passed.
 // Threads that look at once may all go on (the next yield asks again), never all wait: each waits
@@ -220,7 +223,7 @@ inline void wait_in_barrier(State& s, ThreadState& t, bool found_none) noexcept 
         }
         return;
     }
-    if (t.cpu_pass && (t.cpu_pass = s.cpu_total.within(s.slots, now_ns(), kRecheckNs / 2, limit))) return;
+    if (t.cpu_pass && (t.cpu_pass = s.cpu_total.within(s.slots, now_ns(), kIdleNs, limit))) return;
     // Counted before the first look at barrier_news: news after that look sees the count (news
     // before it is in the look).
     s.parked_in_barrier.fetch_add(1, std::memory_order_seq_cst);
@@ -236,7 +239,7 @@ inline void wait_in_barrier(State& s, ThreadState& t, bool found_none) noexcept 
             idle_from = ns;
         }
         if (ns - idle_from >= kIdleNs) return true;
-        t.cpu_pass = s.cpu_total.room_for_one(s.slots, ns, kRecheckNs / 2, limit);
+        t.cpu_pass = s.cpu_total.room_for_one(s.slots, ns, kIdleNs, limit);
         return t.cpu_pass;
     });
     s.parked_in_barrier.fetch_sub(1, std::memory_order_relaxed);
