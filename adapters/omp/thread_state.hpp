@@ -36,6 +36,7 @@ struct ThreadState {
     // thread between two tasks from one that found none.
     bool at_outer_barrier = false;
     bool in_task = false;  // what ThreadCounters::in_task says of it (note_in_task)
+    std::uint64_t next_barrier_look = 0;  // TSC ticks: parking.hpp's yield_in_region looks again from then
     std::uint64_t task_events = 0;
     std::uint64_t task_events_at_yield = 0;
     // The CPU escape let it go from its barrier: it goes on while the team uses no more CPU than
