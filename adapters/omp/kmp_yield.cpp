@@ -5,26 +5,23 @@
 // system call per task, is kept from the kernel. A caller outside libomp's regions (the program's
 // serial code, oneTBB's spin-waits, OpenBLAS's, the shim's own) costs one thread-local load more
 // than libc's.
-#include <dlfcn.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "adapters/common/next_fn.hpp"
 #include "adapters/omp/omp_state.hpp"
 #include "adapters/omp/parking.hpp"
 #include "adapters/omp/thread_state.hpp"
+
+namespace {
+apshim::NextFn<int (*)()> next_sched_yield{"sched_yield"};
+APSHIM_RESOLVE_AT_LOAD(next_sched_yield)
+}  // namespace
 
 extern "C" __attribute__((visibility("default"))) int sched_yield() {
     using namespace apshim::omp_adapter;
     if (ThreadState& t = kmp_thread_state(); t.level > 0) [[unlikely]]
         if (yield_in_region(g_kmp_state, t)) return 0;
-    using Fn = int (*)();
-    static Fn cache = nullptr;
-    Fn real = __atomic_load_n(&cache, __ATOMIC_ACQUIRE);
-    if (!real) {
-        real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "sched_yield"));
-        if (!real) return static_cast<int>(syscall(SYS_sched_yield));  // no libc after us: the call itself
-        __atomic_store_n(&cache, real, __ATOMIC_RELEASE);
-    }
-    return real();
+    if (auto real = next_sched_yield.get()) return real();
+    return static_cast<int>(syscall(SYS_sched_yield));  // no libc after us: the call itself
 }

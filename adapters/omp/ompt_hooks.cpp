@@ -145,7 +145,7 @@ __attribute__((noinline)) void sync_region_wait(State& s, ThreadState& t, int ki
         if (outermost_barrier) {
             t.at_outer_barrier = false;
             note_in_task(t, false);
-            left_barrier(s);
+            tell_barrier_waiters(s);
             set_engaged(s, t, true);
         }
     }

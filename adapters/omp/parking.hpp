@@ -105,6 +105,30 @@ inline void park_if_surplus(State& s, ThreadState& t, int index, int level) noex
     if (t.counters && !teammate_ahead(s.slots, t.counters)) park(s, t, index);
 }
 
+// Barrier parking's idle rule: the teammates of `self` did no work at all for kIdleNs, their busy
+// time (which grows while a task runs, open intervals included) unchanged since. A thread between
+// two tasks is idle for an instant only. Read between two polls of one thread, so with many parked
+// it sees idle others up to a poll interval later (125 ms with 1000 parked, where every poll of
+// each would cost the team a look at 1000 teammates).
+class OthersIdle {
+public:
+    OthersIdle(State& s, const ThreadCounters* self) noexcept
+        : s_(s), self_(self), since_(now_ns()), busy_(others_busy_total(s.slots, self, now_ticks())) {}
+    bool for_idle_ns() noexcept {
+        const std::uint64_t ns = now_ns(), busy = others_busy_total(s_.slots, self_, now_ticks());
+        if (busy != busy_) {
+            busy_ = busy;
+            since_ = ns;
+        }
+        return ns - since_ >= kIdleNs;
+    }
+
+private:
+    State& s_;
+    const ThreadCounters* self_;
+    std::uint64_t since_, busy_;
+};
+
 // At a barrier: a thread arriving there holds no task and no iteration, and nobody's user code can
 // be waiting for it (whatever it had to do before the barrier is done). While as many other
 // threads as the allotment admits are still working (engaged in their share of the region, or
@@ -159,25 +183,24 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
         m = teammates_now(s.slots, t.counters);
         if (!m.engaged || (!m.making_tasks && now_ns() >= until)) return;
     }
-    // The idle rule wants the others' busy time (which grows while a task runs) unchanged for
-    // kIdleNs: a thread between two tasks is idle for an instant only. Between two polls of one
-    // thread, so with many parked it sees idle others up to a poll interval later (125 ms with
-    // 1000 parked, where every poll of each would cost the team a look at 1000 teammates).
-    std::uint64_t idle_from = now_ns(), last_busy = others_busy_total(s.slots, t.counters, now_ticks());
+    OthersIdle idle(s, t.counters);
     park_until(s.lot, s.parked, kSharedPollBounds, [&] {
         int l = s.limit.load(std::memory_order_relaxed);
         if (l <= 0 || l > limit) return true;
-        if (teammates_now(s.slots, t.counters).engaged) {
-            std::uint64_t ns = now_ns(), busy = others_busy_total(s.slots, t.counters, now_ticks());
-            if (busy != last_busy) {
-                last_busy = busy;
-                idle_from = ns;
-            }
-            if (ns - idle_from < kIdleNs) return false;
-        }
+        if (teammates_now(s.slots, t.counters).engaged && !idle.for_idle_ns()) return false;
         if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
         return true;
     });
+}
+
+// The threads wait_in_barrier holds may be what their teammates wait for now: one of those found
+// no task in the barrier while fewer than the allotment work, or left the barrier (the program
+// may now wait for their arrival at the next barrier, their share of the next loop). They go on
+// and look again. One load where none waits.
+inline void tell_barrier_waiters(State& s) noexcept {
+    if (s.parked_in_barrier.load(std::memory_order_seq_cst) == 0) return;
+    s.barrier_news.fetch_add(1, std::memory_order_seq_cst);
+    s.lot.wake_all();
 }
 
 // In a barrier, between two tasks or having found none (libomp only). Where parking is the only
@@ -195,8 +218,8 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
 // for it to find the task queues empty (libomp's unfinished_threads) or, before that, to arrive.
 // So, as at_barrier: while as many teammates as the allotment admits are working (engaged in
 // their share of the region, or inside tasks, waiting there included), it waits, and it goes on when
-//   - a teammate in the barrier found no task while fewer than the allotment work
-//     (yield_in_region), or one left the barrier (left_barrier): it may be what they wait for, or
+//   - a teammate in the barrier found no task while fewer than the allotment work, or one left
+//     the barrier (tell_barrier_waiters): it may be what they wait for, or
 //   - the others did no work at all for kIdleNs (a thread asleep in the barrier yields no more), or
 //   - the team used less CPU than the limit admits, by half a processor, over kIdleNs at least
 //     (as park(), over a longer window): its tasks sleep (LLVM's tests: tasks of a second's sleep
@@ -218,10 +241,7 @@ inline void wait_in_barrier(State& s, ThreadState& t, bool found_none) noexcept 
     // (an untied fib at 1.12-1.26 CPUs in 3 of 6 runs).
     const Teammates m = teammates_now(s.slots, t.counters);
     if (m.working + m.waiting_in_tasks < limit) {
-        if (found_none && s.parked_in_barrier.load(std::memory_order_seq_cst) > 0) {
-            s.barrier_news.fetch_add(1, std::memory_order_seq_cst);
-            s.lot.wake_all();
-        }
+        if (found_none) tell_barrier_waiters(s);
         return;
     }
     if (t.cpu_pass && (t.cpu_pass = s.cpu_total.within(s.slots, now_ns(), kIdleNs, limit))) return;
@@ -229,18 +249,13 @@ inline void wait_in_barrier(State& s, ThreadState& t, bool found_none) noexcept 
     // before it is in the look).
     s.parked_in_barrier.fetch_add(1, std::memory_order_seq_cst);
     const std::uint32_t news = s.barrier_news.load(std::memory_order_seq_cst);
-    std::uint64_t idle_from = now_ns(), last_busy = others_busy_total(s.slots, t.counters, now_ticks());
+    OthersIdle idle(s, t.counters);
     park_until(s.lot, s.parked, kSharedPollBounds, [&] {
         int l = s.limit.load(std::memory_order_relaxed);
-        if (l <= 0 || l > limit || !host().parking_wanted() || s.barrier_news.load(std::memory_order_acquire) != news)
+        if (l <= 0 || l > limit || !host().parking_wanted() || s.barrier_news.load(std::memory_order_acquire) != news ||
+            idle.for_idle_ns())
             return true;
-        std::uint64_t ns = now_ns(), busy = others_busy_total(s.slots, t.counters, now_ticks());
-        if (busy != last_busy) {
-            last_busy = busy;
-            idle_from = ns;
-        }
-        if (ns - idle_from >= kIdleNs) return true;
-        t.cpu_pass = s.cpu_total.room_for_one(s.slots, ns, kIdleNs, limit);
+        t.cpu_pass = s.cpu_total.room_for_one(s.slots, now_ns(), kIdleNs, limit);
         return t.cpu_pass;
     });
     s.parked_in_barrier.fetch_sub(1, std::memory_order_relaxed);
@@ -274,14 +289,6 @@ inline bool yield_in_region(State& s, ThreadState& t) noexcept {
     t.next_barrier_look = now + kBarrierLookTicks * static_cast<std::uint64_t>(s.slots.used());
     if (kmp_no_task_in_barrier(s, t)) wait_in_barrier(s, t, !between_tasks);
     return between_tasks;
-}
-
-// A thread leaves an outermost barrier: a teammate wait_in_barrier holds may be what the program
-// waits for now (its arrival at the next barrier, its share of the next loop). One load otherwise.
-inline void left_barrier(State& s) noexcept {
-    if (s.parked_in_barrier.load(std::memory_order_seq_cst) == 0) return;
-    s.barrier_news.fetch_add(1, std::memory_order_seq_cst);
-    s.lot.wake_all();
 }
 
 // A chunk fetch returned "no more chunks": release every parked thread.

@@ -35,7 +35,6 @@ struct ThreadState {
     // their count at its last sched_yield in a region: parking.hpp's yield_in_region tells a
     // thread between two tasks from one that found none.
     bool at_outer_barrier = false;
-    bool in_task = false;  // what ThreadCounters::in_task says of it (note_in_task)
     std::uint64_t next_barrier_look = 0;  // TSC ticks: parking.hpp's yield_in_region looks again from then
     std::uint64_t task_events = 0;
     std::uint64_t task_events_at_yield = 0;
@@ -78,16 +77,15 @@ APSHIM_HOT inline void attach(State& s, ThreadState& t) noexcept {
     t.depth = 0;
     t.external = false;
     t.at_outer_barrier = false;
-    t.in_task = false;
     t.cpu_pass = false;
 }
 
 // libomp, in its region's barrier: whether the thread is inside a task now (frames above the
 // barrier's wait), published to its teammates when that changes (ThreadCounters::in_task).
 APSHIM_HOT inline void note_in_task(ThreadState& t, bool in_task) noexcept {
-    if (t.in_task == in_task || !t.counters) return;
-    t.in_task = in_task;
-    t.counters->in_task.store(in_task ? 1 : 0, std::memory_order_relaxed);
+    const std::uint8_t v = in_task ? 1 : 0;
+    if (t.counters && t.counters->in_task.load(std::memory_order_relaxed) != v)
+        t.counters->in_task.store(v, std::memory_order_relaxed);
 }
 
 // Untimed (busy.hpp), the frames are kept but not timed; an interval the timed hooks left open

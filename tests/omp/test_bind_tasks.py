@@ -12,7 +12,7 @@ tasks, kmp_yield.cpp). Usage: test_bind_tasks.py BUILD OMP_WORK_CLANG"""
 import sys
 import time
 
-from apshim_test import Check, CoRunner, Shim, cpus_used, require_two_cpus
+from apshim_test import Check, CoRunner, Shim, require_two_cpus, spawn_measured
 
 require_two_cpus("a bound thread beside an idle CPU is the case")
 build, prog = sys.argv[1], sys.argv[2]
@@ -33,15 +33,8 @@ for name, argv in (("untied fib, single nowait", [prog, "fibu", "36", "12", "6"]
     native_s = time.monotonic() - t0
     env = shim.env(P=2, gat=shim.path(f"gat-{name}"), OMP_PROC_BIND="true")
     with CoRunner(shim, env, P=2):
-        p = shim.spawn(argv, env)
-        used = cpus_used(p)
-        try:
-            out, err = p.communicate(timeout=max(20.0, 20 * native_s))
-        except Exception:
-            p.kill()
-            out, err = p.communicate()
-            err += " (killed: stalled)"
-    check.expect(p.returncode == 0 and answer(out) == answer(native.stdout),
+        rc, out, err, used = spawn_measured(shim, argv, env, timeout=max(20.0, 20 * native_s))
+    check.expect(rc == 0 and answer(out) == answer(native.stdout),
                  f"{name}: the same answer ({err.strip()[-200:]})")
     check.expect(used is not None and used <= 1.15, f"{name}: {used and round(used, 2)} processors busy (<= 1.15)")
     unheld = [line for line in err.splitlines() if "not held to them" in line]

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from apshim_test import Check, CoRunner, Shim, cpus_used, usable_cpus
+from apshim_test import Check, CoRunner, Shim, spawn_measured, usable_cpus
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -40,15 +40,8 @@ for name, argv in (("LOOPY", loopy), ("fib", fib), ("fib + explicit barrier", fi
     native_s = time.monotonic() - t0
     env = shim.env(P=2, gat=shim.path(f"gat-{name}"))
     with CoRunner(shim, env, P=2):
-        p = shim.spawn(argv, env)
-        used = cpus_used(p)
-        try:
-            out, err = p.communicate(timeout=max(20.0, 20 * native_s))
-        except Exception:
-            p.kill()
-            out, err = p.communicate()
-            err += " (killed: stalled)"
-    check.expect(p.returncode == 0 and answer(out) == answer(native.stdout),
+        rc, out, err, used = spawn_measured(shim, argv, env, timeout=max(20.0, 20 * native_s))
+    check.expect(rc == 0 and answer(out) == answer(native.stdout),
                  f"{name} throttled: finished with the same answer ({err.strip()[-200:]})")
     if usable_cpus() >= 2 and name == "LOOPY":
         check.expect(used is not None and used <= 1.15, f"{name} throttled: {used and round(used, 2)} processors busy (<= 1.15)")

@@ -640,6 +640,21 @@ def cpus_used(proc, skip_s=0.3, interval=0.05):
     return (c1 - c0) / (t1 - t0)
 
 
+def spawn_measured(shim, argv, env, timeout):
+    """Runs argv under env (shim.spawn) to its end: (returncode, stdout, stderr, processors it kept
+    busy: cpus_used). A run whose output is not in `timeout` s later (a bound for hangs, not a
+    timing) is killed, and its stderr ends in " (killed: stalled)"."""
+    p = shim.spawn(argv, env)
+    used = cpus_used(p)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except Exception:
+        p.kill()
+        out, err = p.communicate()
+        err += " (killed: stalled)"
+    return p.returncode, out, err, used
+
+
 def usable_cpus():
     return len(os.sched_getaffinity(0))
 
