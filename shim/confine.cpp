@@ -278,8 +278,19 @@ bool mask_for(const gat::ProcSet& procs, int P, cpu_set_t& mask) {
 
 }  // namespace
 
-void capture_at_load() noexcept {
+// Set once the mask the process started with is known: by capture_at_load, or earlier by
+// capture_before_binding. Any thread may read it.
+std::atomic<bool> g_original_known{false};
+
+void capture_before_binding() noexcept {
+    if (g_original_known.load(std::memory_order_acquire)) return;
     g_captured = get_mask(0, g_original);
+    g_original_known.store(true, std::memory_order_release);
+}
+
+void capture_at_load() noexcept {
+    if (!g_original_known.load(std::memory_order_acquire)) g_captured = get_mask(0, g_original);
+    g_original_known.store(true, std::memory_order_release);
     g_allowed = g_home = g_original;
     g_allowed_shown.publish(g_original);
     if (!g_captured) {
@@ -368,6 +379,8 @@ bool off_by_program() noexcept { return g_why_off.load() == kProgramBinds; }
 bool active() noexcept { return g_active.load(std::memory_order_acquire); }
 
 const cpu_set_t& allowed() noexcept { return g_allowed_shown.read(); }
+
+int original_cpus() noexcept { return g_captured ? CPU_COUNT(&allowed()) : 0; }
 
 int confined_cpus() noexcept { return g_confined_cpus.load(std::memory_order_relaxed); }
 

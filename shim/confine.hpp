@@ -37,6 +37,18 @@ namespace apshim::confine {
 
 // At load, before anything else runs: the mask the process was started with.
 void capture_at_load() noexcept;
+// A thread of the process changes its CPU mask before capture_at_load ran (cpu_hooks.cpp): the
+// mask the process was started with is read now, and capture_at_load keeps it. libgomp binds the
+// initial thread to its first place in its own constructor (OMP_PROC_BIND, OMP_PLACES,
+// GOMP_CPU_AFFINITY), which ld.so runs before the preloaded shim's: the shim read that one CPU as
+// the process's, and a table it made had P = 1 (every job in it then held to one processor).
+// Before the shim's constructors: nothing here but a system call.
+void capture_before_binding() noexcept;
+// How many CPUs the mask the process was started with has, of those its cpuset allows now
+// (allowed(); 0 where it could not be read): default_processors()'s mask at the shim's start,
+// where the main thread may no longer show it. (The controller thread counts its own: it runs on
+// the original mask, or on every CPU, following the cpuset: reset_thread_mask.)
+int original_cpus() noexcept;
 
 // Turns confinement off for good (APSHIM_CONFINE=0), before the controller starts.
 void disable(const char* why) noexcept;

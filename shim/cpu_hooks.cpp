@@ -71,8 +71,11 @@ APSHIM_UNINSTRUMENTED pid_t thread_named(pid_t pid) { return pid == 0 ? static_c
 
 // The program sets the mask of its thread `tid` (0: one that cannot be named) through `set`, which
 // returns 0 on success: recorded for confinement (confine.hpp, ProgramSetsMask), whatever the route.
+// Before the shim's constructor, the first such change is libgomp's binding of the initial thread
+// (confine.hpp: capture_before_binding): the process's mask is read before it happens.
 template <class Set>
 APSHIM_UNINSTRUMENTED auto program_sets_mask(pid_t tid, size_t size, const cpu_set_t* mask, Set set) {
+    apshim::confine::capture_before_binding();
     apshim::confine::ProgramSetsMask record;
     auto rc = set();
     if (rc == 0) record.done(tid, size, mask);

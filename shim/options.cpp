@@ -362,10 +362,10 @@ int cgroup_cpu_limit(const std::string& root, std::string_view self_cgroup) {
     return best > kMaxProcessors ? kMaxProcessors : static_cast<int>(best);
 }
 
-int default_processors() {
-    int cpus = 0;
+int default_processors(int mask_cpus) {
+    int cpus = mask_cpus;
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
+    if (cpus <= 0 && sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
     if (cpus <= 0) cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
     if (cpus <= 0) cpus = 1;
     // The quota of this process's own cgroup and its ancestors (v1 or v2), not the root's.

@@ -59,8 +59,10 @@ const OptionSpec* find_option_by_flag(std::string_view flag);
 Options parse_options(const char* const* envp, void (*complain)(const char* line));
 
 // Default processor count: CPUs in the affinity mask, capped by the CPU quota of this process's
-// cgroup (cgroup_cpu_limit). Reads the files again on every call.
-int default_processors();
+// cgroup (cgroup_cpu_limit). Reads the files again on every call. `mask_cpus`: the CPUs of the
+// process's mask where the caller knows them (the shim: confine::original_cpus(), since the
+// calling thread's own mask may be a binding's), 0 to read the calling thread's.
+int default_processors(int mask_cpus = 0);
 
 // The CPU limit the cgroup quotas put on a process, rounded up, or 0 when there is none: the
 // tightest over its cgroup and every ancestor, in each hierarchy named by `self_cgroup` (the

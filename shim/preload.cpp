@@ -111,7 +111,9 @@ __attribute__((constructor(101))) void shim_init() {
     if (options.disable) return;  // silent: a disabled shim is exactly no shim
     if (!options.confine) confine::disable("APSHIM_CONFINE=0");
     else confine::check_system();
-    g_cpus = default_processors();
+    // The mask the process started with: libgomp may have bound this thread already.
+    g_cpus = default_processors(confine::original_cpus());
+    if (!options.P_from_env) options.P = g_cpus;
     alignas(Controller) static unsigned char storage[sizeof(Controller)];
     g_controller = new (storage) Controller(options);
     fork_handlers::install(*g_controller);
