@@ -160,9 +160,15 @@ struct ApplyLock {
 // A mask of `size` bytes that includes every CPU the process may use of its original mask (the
 // kernel's answer for a thread on the original mask, or on one that no longer has an allowed
 // CPU): no binding. g_apply_mutex held, or the controller thread.
+// A word at a time: the controller asks it of every thread at every apply, and 1024 bit tests a
+// call were 1% of a BOTS uts run's instructions (callgrind, one thread of 4 million tasks).
 bool covers_allowed(const cpu_set_t* m, size_t size, const cpu_set_t& allowed = g_allowed) {
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-        if (CPU_ISSET(cpu, &allowed) && !CPU_ISSET_S(cpu, size, m)) return false;
+    constexpr size_t kWord = sizeof(__cpu_mask);
+    for (size_t i = 0; i < sizeof(cpu_set_t) / kWord; ++i) {
+        __cpu_mask have = 0;  // the bytes of `m` in this word (fewer at its end, none past it)
+        if (i * kWord < size) std::memcpy(&have, reinterpret_cast<const char*>(m) + i * kWord, std::min(kWord, size - i * kWord));
+        if (allowed.__bits[i] & ~have) return false;
+    }
     return true;
 }
 bool covers_allowed(const cpu_set_t& m, const cpu_set_t& allowed = g_allowed) {
