@@ -166,7 +166,8 @@ bool covers_allowed(const cpu_set_t* m, size_t size, const cpu_set_t& allowed = 
     constexpr size_t kWord = sizeof(__cpu_mask);
     for (size_t i = 0; i < sizeof(cpu_set_t) / kWord; ++i) {
         __cpu_mask have = 0;  // the bytes of `m` in this word (fewer at its end, none past it)
-        if (i * kWord < size) std::memcpy(&have, reinterpret_cast<const char*>(m) + i * kWord, std::min(kWord, size - i * kWord));
+        if (i * kWord < size)
+            std::memcpy(&have, reinterpret_cast<const char*>(m) + i * kWord, std::min(kWord, size - i * kWord));
         if (allowed.__bits[i] & ~have) return false;
     }
     return true;

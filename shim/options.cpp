@@ -378,7 +378,7 @@ int default_processors(int mask_cpus) {
     return cpus;
 }
 
-Options parse_options(const char* const* envp, void (*complain)(const char* line)) {
+Options parse_options(const char* const* envp, void (*complain)(const char* line), int mask_cpus) {
     Options o;
     for (const char* const* e = envp; e && *e; ++e) {
         std::string_view kv(*e);
@@ -401,7 +401,7 @@ Options parse_options(const char* const* envp, void (*complain)(const char* line
             complain(line);
         }
     }
-    if (o.P == 0) o.P = default_processors();
+    if (o.P == 0) o.P = default_processors(mask_cpus);
     if (o.gat.empty()) o.gat = default_gat_path();
     return o;
 }

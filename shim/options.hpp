@@ -56,7 +56,8 @@ const OptionSpec* find_option_by_flag(std::string_view flag);
 
 // Parses the environment into a fresh Options. Invalid values are reported through `complain`
 // (one line each, already formatted) and replaced by defaults.
-Options parse_options(const char* const* envp, void (*complain)(const char* line));
+// `mask_cpus`: as default_processors', for APSHIM_P's default.
+Options parse_options(const char* const* envp, void (*complain)(const char* line), int mask_cpus = 0);
 
 // Default processor count: CPUs in the affinity mask, capped by the CPU quota of this process's
 // cgroup (cgroup_cpu_limit). Reads the files again on every call. `mask_cpus`: the CPUs of the

@@ -105,15 +105,15 @@ constinit ShimHost g_host;
 
 __attribute__((constructor(101))) void shim_init() {
     confine::capture_at_load();  // the CPU mask the user started us with, before anything changes it
-    static Options options = parse_options(environ, &complain);
+    // The mask the process started with, for P's default and g_cpus: libgomp may have bound this
+    // thread already (confine.hpp: capture_before_binding).
+    static Options options = parse_options(environ, &complain, confine::original_cpus());
     g_options = &options;
     set_log_level(options.log);
     if (options.disable) return;  // silent: a disabled shim is exactly no shim
     if (!options.confine) confine::disable("APSHIM_CONFINE=0");
     else confine::check_system();
-    // The mask the process started with: libgomp may have bound this thread already.
     g_cpus = default_processors(confine::original_cpus());
-    if (!options.P_from_env) options.P = g_cpus;
     alignas(Controller) static unsigned char storage[sizeof(Controller)];
     g_controller = new (storage) Controller(options);
     fork_handlers::install(*g_controller);

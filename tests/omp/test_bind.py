@@ -3,18 +3,17 @@ program's threads (it says so at APSHIM_LOG=info), every thread keeps the CPU th
 to, and the controller thread, although the bound master thread started it, runs on the whole
 process mask (it once inherited the master's single CPU). Throttled: a stand-in co-runner holds
 the rest of the table. Parking, then the only hold, cannot stop the program's long region of static
-loops, the shim says once that the job is not held to its allotment (shim/hold_check.hpp; NPB EP.W
+loops: the shim says once that the job is not held to its allotment (shim/hold_check.hpp; NPB EP.W
 with OMP_PROC_BIND=true used 1.93 CPUs at allotment 1, and nothing said so at the default log
 level). Alone, with no APSHIM_P, the table it makes has P = the process's CPUs: libgomp binds the
 initial thread to its first place in its own constructor, before the shim's, and until the
 eightieth session the shim took that one CPU for the process's mask (P = 1: every job of the
 table then held to one processor, and the controller kept to that CPU).
 Usage: test_bind.py BUILD OMP_CONTRACT"""
+import os
 import sys
 
-import os
-
-from apshim_test import Check, CoRunner, Shim, masks_until_exit, require_two_cpus, wait_for
+from apshim_test import Check, CoRunner, Shim, job_of, masks_until_exit, require_two_cpus, wait_for
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -29,10 +28,10 @@ everything = open("/proc/self/status").read().split("Cpus_allowed_list:")[1].spl
 cpus = len(os.sched_getaffinity(0))
 alone_env = shim.env(gat=shim.path("gat-alone"), OMP_PROC_BIND="close")  # no APSHIM_P: the table's P is the default
 p = shim.spawn(args, alone_env)
-seen = []
-wait_for(lambda: bool(seen.append(shim.status(alone_env)) or (seen[-1] and seen[-1]["jobs"])), 20)
+joined = wait_for(lambda: job_of(shim.status(alone_env), p.pid) is not None, 20)
 out, err = p.communicate(timeout=120)
-table_P = seen[-1]["P"] if seen[-1] else None
+status = shim.status(alone_env)  # the table outlives its jobs
+table_P = status["P"] if joined and status else None
 check.expect(p.returncode == 0 and out == native.stdout, f"alone: same answer under the shim ({err.strip()[:200]})")
 check.expect(table_P == cpus, f"alone: the table it made has P = the process's {cpus} CPUs ({table_P})")
 env = shim.env(P=2, APSHIM_LOG="info", OMP_PROC_BIND="close")
