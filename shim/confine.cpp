@@ -1,6 +1,6 @@
 #include "shim/confine.hpp"
 
-#include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -96,6 +96,21 @@ bool g_captured = false;
 // between tasks) while the controller may set it (the program binds a thread).
 std::atomic<const char*> g_why_off{nullptr};
 constexpr const char* kProgramBinds = "the program sets CPU affinity itself";
+// The environment asks an OpenMP runtime to bind threads (capture_at_load): why, or null. Set before
+// any other thread exists.
+const char* g_binding_asked = nullptr;
+// An OpenMP runtime is loaded in the process now (libgomp, libomp, Intel's libiomp5, copies that
+// Python wheels vendor under hashed names), wherever it was loaded (a plugin's RTLD_LOCAL too).
+int openmp_object(dl_phdr_info* info, size_t, void*) {
+    const char* name = info->dlpi_name ? std::strrchr(info->dlpi_name, '/') : nullptr;
+    name = name ? name + 1 : info->dlpi_name;
+    return name && (std::strncmp(name, "libgomp", 7) == 0 || std::strncmp(name, "libomp", 6) == 0 ||
+                    std::strncmp(name, "libiomp", 7) == 0);
+}
+bool openmp_loaded() noexcept { return dl_iterate_phdr(&openmp_object, nullptr) != 0; }
+// Why confinement stops where the program's threads keep masks of their own: the binding the user
+// asked an OpenMP runtime for, where one is loaded, else the program's own.
+const char* bound_reason() noexcept { return g_binding_asked && openmp_loaded() ? g_binding_asked : kProgramBinds; }
 bool g_off_by_fault = false;
 // Why confinement is off where /proc/self/task cannot be read (check_system, apply).
 constexpr const char* kNoThreadList = "the process's threads cannot be listed (/proc/self/task: no /proc mounted?)";
@@ -304,10 +319,17 @@ void capture_at_load() noexcept {
         g_why_off = "the process's CPU mask cannot be read";
         g_off_by_fault = true;
     }
-    else if (set_and_true("OMP_PROC_BIND", {"false"})) g_why_off = "OMP_PROC_BIND is set (the user binds threads)";
-    else if (set_and_true("OMP_PLACES", {})) g_why_off = "OMP_PLACES is set (the user binds threads)";
-    else if (set_and_true("GOMP_CPU_AFFINITY", {})) g_why_off = "GOMP_CPU_AFFINITY is set (the user binds threads)";
-    else if (set_and_true("KMP_AFFINITY", {"none", "disabled"})) g_why_off = "KMP_AFFINITY is set (the user binds threads)";
+    else if (set_and_true("OMP_PROC_BIND", {"false"})) g_binding_asked = "OMP_PROC_BIND is set (the user binds threads)";
+    else if (set_and_true("OMP_PLACES", {})) g_binding_asked = "OMP_PLACES is set (the user binds threads)";
+    else if (set_and_true("GOMP_CPU_AFFINITY", {})) g_binding_asked = "GOMP_CPU_AFFINITY is set (the user binds threads)";
+    else if (set_and_true("KMP_AFFINITY", {"none", "disabled"})) g_binding_asked = "KMP_AFFINITY is set (the user binds threads)";
+    // Only an OpenMP runtime binds threads for these: where the program links one (the loader
+    // mapped it before any constructor ran), confinement stays off from the start. Elsewhere they
+    // bind nothing (a oneTBB program run where OMP_PROC_BIND is set for every job, as HPC modules
+    // do, was held by parking only); a runtime that a plugin or a Python module loads later binds
+    // its threads then, which the program's bindings (ProgramSetsMask) find and follow, with this
+    // reason (bound_reason).
+    if (g_binding_asked && openmp_loaded()) g_why_off = g_binding_asked;
 }
 
 void disable(const char* why) noexcept {
@@ -378,6 +400,8 @@ void check_system() noexcept {
 }
 
 const char* why_off() noexcept { return g_why_off.load(std::memory_order_relaxed); }
+
+const char* binding_asked() noexcept { return g_binding_asked; }
 
 bool off_by_fault() noexcept { return g_why_off.load() && g_off_by_fault; }
 
@@ -535,7 +559,7 @@ void to_original(pid_t tid) {
 
 bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
     if (g_program_binds.load(std::memory_order_acquire) && !g_why_off) {
-        g_why_off = kProgramBinds;
+        g_why_off = bound_reason();
         release();
     }
     if (g_why_off) return false;
@@ -548,7 +572,7 @@ bool apply(const gat::ProcSet& procs, int P, pid_t skip_tid) noexcept {
         case Bindings::none: break;
         case Bindings::settling: return true;
         case Bindings::kept:
-            g_why_off = kProgramBinds;
+            g_why_off = bound_reason();
             release();
             return false;
     }

@@ -19,9 +19,10 @@
 // ask for every CPU, as natively they run on every CPU the cpuset gains.
 //
 // Respected: a binding the user chose (OMP_PROC_BIND, OMP_PLACES, KMP_AFFINITY, GOMP_CPU_AFFINITY:
-// confinement stays off, said once), a narrower mask from taskset/numactl/cpusets (confinement
-// happens inside it), and the program's own sched_setaffinity/pthread_setaffinity_np (confinement
-// stops for good where the program keeps a narrower mask, said once as a warning: off_by_program;
+// confinement stays off, said once, in a program that links an OpenMP runtime, and from the
+// moment a runtime loaded later binds its threads: binding_asked), a narrower mask from
+// taskset/numactl/cpusets (confinement happens inside it), and the program's own
+// sched_setaffinity/pthread_setaffinity_np (confinement stops for good where the program keeps a narrower mask, said once as a warning: off_by_program;
 // threads it bound keep their masks; a mask it takes back, as hwloc's topology discovery does, is
 // no binding: ProgramSetsMask). While confined, the process still sees its original mask
 // (shim/cpu_hooks.cpp), so runtimes that size themselves from it are not narrowed by us, and child
@@ -64,6 +65,11 @@ void check_system() noexcept;
 
 // Why confinement must stay off, or null when it may be used (a user's binding, APSHIM_CONFINE=0).
 const char* why_off() noexcept;
+// The environment asks an OpenMP runtime to bind threads (OMP_PROC_BIND, OMP_PLACES,
+// GOMP_CPU_AFFINITY, KMP_AFFINITY): why, or null. Confinement is off from the start only where
+// the program links such a runtime (why_off); elsewhere from when one binds threads, if one ever
+// does (a plugin, a Python module).
+const char* binding_asked() noexcept;
 // Whether it is off against the user's wish: the system refused (a seccomp filter that denies
 // sched_setaffinity, a cpuset that no longer allows the job's CPUs, a mask that cannot be read),
 // not a binding or an option the user chose. Said as a warning, since the allotment is then

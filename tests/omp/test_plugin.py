@@ -2,12 +2,16 @@
 loads an extension module (NumPy with OpenMP OpenBLAS): the runtime is outside the global scope,
 so dlsym(RTLD_NEXT) finds none of its entry points behind the shim's (the shim called address 0:
 SIGSEGV at the first parallel region). Same answer as without the shim, alone and throttled, and
-the regions are measured (busy > 0 in the trace).
+the regions are measured (busy > 0 in the trace). And where the user binds threads
+(OMP_PROC_BIND=close), the runtime the plugin loads binds its threads itself: the shim, which
+confines the host until then (it links no OpenMP runtime, so the variable binds nothing there yet:
+shim/confine.hpp, binding_asked), stops, says why, and leaves each thread on the CPU its runtime
+bound it to.
 Usage: test_plugin.py BUILD HOST PLUGIN"""
 import os
 import sys
 
-from apshim_test import Check, CoRunner, Shim, read_trace
+from apshim_test import Check, CoRunner, Shim, masks_until_exit, read_trace
 
 build, host, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
 shim = Shim(build)
@@ -24,4 +28,17 @@ env = shim.env(P=2, gat=shim.path("throttled"))
 with CoRunner(shim, env, P=2):
     r = shim.run(argv, env, timeout=60)
 check.expect(r.returncode == 0 and r.stdout == native.stdout, f"throttled: same answer (rc {r.returncode})")
+bound = [host, plugin, "10", "1000", "200"]  # about 1 s natively: the masks are read every 50 ms
+native = shim.native(bound, timeout=60, OMP_PROC_BIND="close")
+check.expect(native.returncode == 0, f"bound: runs without the shim ({native.stderr.strip()[:200]})")
+env = shim.env(P=2, gat=shim.path("bound"), APSHIM_LOG="info", OMP_PROC_BIND="close")
+with CoRunner(shim, env, P=2):
+    p = shim.spawn(bound, env)
+    team, _ = masks_until_exit(p)
+    out, err = p.communicate(timeout=120)
+check.expect(p.returncode == 0 and out == native.stdout, f"bound, throttled: same answer (rc {p.returncode})")
+check.expect("OMP_PROC_BIND is set" in err, f"bound: the shim says the user's binding keeps it from confining ({err.strip()[:300]})")
+masks = list(team.values())
+check.expect(len(masks) >= 2 and all("," not in m and "-" not in m for m in masks),
+             f"bound: each thread keeps the single CPU its runtime bound it to ({team})")
 check.done()
