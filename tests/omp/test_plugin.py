@@ -38,7 +38,8 @@ with CoRunner(shim, env, P=2):
     out, err = p.communicate(timeout=120)
 check.expect(p.returncode == 0 and out == native.stdout, f"bound, throttled: same answer (rc {p.returncode})")
 check.expect("OMP_PROC_BIND is set" in err, f"bound: the shim says the user's binding keeps it from confining ({err.strip()[:300]})")
-masks = list(team.values())
-check.expect(len(masks) >= 2 and all("," not in m and "-" not in m for m in masks),
-             f"bound: each thread keeps the single CPU its runtime bound it to ({team})")
+# The runtime put its two threads on two CPUs, where confinement at allotment 1 would have put both
+# on one. (A sanitizer's own thread, which no runtime binds, keeps the whole mask.)
+bound_to = {m for m in team.values() if "," not in m and "-" not in m}
+check.expect(len(bound_to) >= 2, f"bound: the threads keep the CPUs their runtime bound them to ({team})")
 check.done()
