@@ -99,18 +99,24 @@ constexpr const char* kProgramBinds = "the program sets CPU affinity itself";
 // The environment asks an OpenMP runtime to bind threads (capture_at_load): why, or null. Set before
 // any other thread exists.
 const char* g_binding_asked = nullptr;
-// An OpenMP runtime is loaded in the process now (libgomp, libomp, Intel's libiomp5, copies that
-// Python wheels vendor under hashed names), wherever it was loaded (a plugin's RTLD_LOCAL too).
-int openmp_object(dl_phdr_info* info, size_t, void*) {
+// The binding asked for is KMP_AFFINITY's, which LLVM's and Intel's runtimes read and libgomp
+// does not.
+bool g_binding_kmp_only = false;
+// A runtime that binds for g_binding_asked is loaded in the process now (libgomp, libomp, Intel's
+// libiomp5, copies that Python wheels vendor under hashed names), wherever it was loaded (a
+// plugin's RTLD_LOCAL too).
+int binding_runtime(dl_phdr_info* info, size_t, void*) {
     const char* name = info->dlpi_name ? std::strrchr(info->dlpi_name, '/') : nullptr;
     name = name ? name + 1 : info->dlpi_name;
-    return name && (std::strncmp(name, "libgomp", 7) == 0 || std::strncmp(name, "libomp", 6) == 0 ||
-                    std::strncmp(name, "libiomp", 7) == 0);
+    return name && ((!g_binding_kmp_only && std::strncmp(name, "libgomp", 7) == 0) ||
+                    std::strncmp(name, "libomp", 6) == 0 || std::strncmp(name, "libiomp", 7) == 0);
 }
-bool openmp_loaded() noexcept { return dl_iterate_phdr(&openmp_object, nullptr) != 0; }
+bool binding_runtime_loaded() noexcept { return dl_iterate_phdr(&binding_runtime, nullptr) != 0; }
 // Why confinement stops where the program's threads keep masks of their own: the binding the user
 // asked an OpenMP runtime for, where one is loaded, else the program's own.
-const char* bound_reason() noexcept { return g_binding_asked && openmp_loaded() ? g_binding_asked : kProgramBinds; }
+const char* bound_reason() noexcept {
+    return g_binding_asked && binding_runtime_loaded() ? g_binding_asked : kProgramBinds;
+}
 bool g_off_by_fault = false;
 // Why confinement is off where /proc/self/task cannot be read (check_system, apply).
 constexpr const char* kNoThreadList = "the process's threads cannot be listed (/proc/self/task: no /proc mounted?)";
@@ -322,14 +328,17 @@ void capture_at_load() noexcept {
     else if (set_and_true("OMP_PROC_BIND", {"false"})) g_binding_asked = "OMP_PROC_BIND is set (the user binds threads)";
     else if (set_and_true("OMP_PLACES", {})) g_binding_asked = "OMP_PLACES is set (the user binds threads)";
     else if (set_and_true("GOMP_CPU_AFFINITY", {})) g_binding_asked = "GOMP_CPU_AFFINITY is set (the user binds threads)";
-    else if (set_and_true("KMP_AFFINITY", {"none", "disabled"})) g_binding_asked = "KMP_AFFINITY is set (the user binds threads)";
-    // Only an OpenMP runtime binds threads for these: where the program links one (the loader
-    // mapped it before any constructor ran), confinement stays off from the start. Elsewhere they
-    // bind nothing (a oneTBB program run where OMP_PROC_BIND is set for every job, as HPC modules
-    // do, was held by parking only); a runtime that a plugin or a Python module loads later binds
-    // its threads then, which the program's bindings (ProgramSetsMask) find and follow, with this
-    // reason (bound_reason).
-    if (g_binding_asked && openmp_loaded()) g_why_off = g_binding_asked;
+    else if (set_and_true("KMP_AFFINITY", {"none", "disabled"})) {
+        g_binding_asked = "KMP_AFFINITY is set (the user binds threads)";
+        g_binding_kmp_only = true;
+    }
+    // Only an OpenMP runtime binds threads for these (and only LLVM's or Intel's for KMP_AFFINITY):
+    // where the program links one (the loader mapped it before any constructor ran), confinement
+    // stays off from the start. Elsewhere they bind nothing (a oneTBB program run where
+    // OMP_PROC_BIND is set for every job, as HPC modules do, was held by parking only); a runtime
+    // that a plugin or a Python module loads later binds its threads then, which the program's
+    // bindings (ProgramSetsMask) find and follow, with this reason (bound_reason).
+    if (g_binding_asked && binding_runtime_loaded()) g_why_off = g_binding_asked;
 }
 
 void disable(const char* why) noexcept {

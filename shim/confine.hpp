@@ -67,8 +67,9 @@ void check_system() noexcept;
 const char* why_off() noexcept;
 // The environment asks an OpenMP runtime to bind threads (OMP_PROC_BIND, OMP_PLACES,
 // GOMP_CPU_AFFINITY, KMP_AFFINITY): why, or null. Confinement is off from the start only where
-// the program links such a runtime (why_off); elsewhere from when one binds threads, if one ever
-// does (a plugin, a Python module).
+// the program links a runtime that reads it (any; for KMP_AFFINITY libomp or libiomp5, not
+// libgomp): why_off; elsewhere from when one binds threads, if one ever does (a plugin, a Python
+// module).
 const char* binding_asked() noexcept;
 // Whether it is off against the user's wish: the system refused (a seccomp filter that denies
 // sched_setaffinity, a cpuset that no longer allows the job's CPUs, a mask that cannot be read),

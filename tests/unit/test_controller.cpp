@@ -246,11 +246,12 @@ public:
     const char* name() const override { return "fake"; }
     apshim::Sample sample() override { return inner.sample(); }
     void set_active(int n) override {
-        if (inner.calls.load() == 0) {
-            char c = 1;
-            if (write(go_fd, &c, 1) == 1 && read(joined_fd, &c, 1) == 1) co_runner_joined.store(true);
-        }
+        char c = 1;
+        const bool joined = inner.calls.load() == 0 && write(go_fd, &c, 1) == 1 && read(joined_fd, &c, 1) == 1;
         inner.set_active(n);
+        // Told after the limit is recorded: the test reads first_limit as soon as it sees this (told
+        // before, under TSan's timing it once read 0, CI of 2026-12-06).
+        if (joined) co_runner_joined.store(true);
     }
     int active() const override { return inner.active(); }
     void release() override { inner.release(); }
