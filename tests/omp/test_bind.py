@@ -16,10 +16,9 @@ Usage: test_bind.py BUILD OMP_CONTRACT"""
 import os
 import subprocess
 import sys
-import time
 
-from apshim_test import (Check, CoRunner, Shim, controller_tids, job_of, masks_until_exit, require_two_cpus,
-                         thread_cpu_masks, wait_for)
+from apshim_test import (Check, CoRunner, Shim, job_of, mask_looks, masks_until_exit, one_cpu, require_two_cpus,
+                         wait_for)
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
@@ -59,26 +58,20 @@ libomp = "libomp" in subprocess.run(["ldd", prog], stdout=subprocess.PIPE, text=
 short = [prog, "2", "30000000"]
 native = shim.native(short, timeout=120, KMP_AFFINITY="compact")
 env = shim.env(P=2, gat=shim.path("gat-kmp"), APSHIM_LOG="info", KMP_AFFINITY="compact")
-looks = []  # the program threads' masks every 50 ms (a look may meet a probe's unconfined window)
 with CoRunner(shim, env, P=2):
     p = shim.spawn(short, env)
-    while p.poll() is None:
-        ctl = controller_tids(p.pid)
-        looks.append({tid: m for tid, m in thread_cpu_masks(p.pid).items() if tid not in ctl})
-        time.sleep(0.05)
+    teams = mask_looks(p)
     out, err = p.communicate(timeout=120)
 check.expect(native.returncode == 0 and p.returncode == 0 and out == native.stdout,
              f"KMP_AFFINITY=compact: same answer under the shim ({err.strip()[:200]})")
-teams = [look for look in looks if len(look) >= 2]
-single = lambda m: "," not in m and "-" not in m
 if libomp:
     check.expect("KMP_AFFINITY is set" in err, f"KMP_AFFINITY, libomp: the shim says it does not confine ({err.strip()[:200]})")
-    spread = [look for look in teams if len({m for m in look.values() if single(m)}) >= 2]
+    spread = [look for look in teams if len({m for m in look.values() if one_cpu(m)}) >= 2]
     check.expect(len(spread) >= len(teams) // 2 > 0,
                  f"KMP_AFFINITY, libomp: the threads on the CPUs libomp bound them to in most looks ({len(spread)} of {len(teams)})")
 else:
     check.expect("confining" not in err, f"KMP_AFFINITY, libgomp: no word of not confining ({err.strip()[:200]})")
-    confined = [look for look in teams if len(set(look.values())) == 1 and single(next(iter(look.values())))]
+    confined = [look for look in teams if len(set(look.values())) == 1 and one_cpu(next(iter(look.values())))]
     check.expect(len(confined) >= len(teams) // 2 > 0,
                  f"KMP_AFFINITY, libgomp: its threads confined to one CPU in most looks ({len(confined)} of {len(teams)})")
 check.done()

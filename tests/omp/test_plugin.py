@@ -11,7 +11,7 @@ Usage: test_plugin.py BUILD HOST PLUGIN"""
 import os
 import sys
 
-from apshim_test import Check, CoRunner, Shim, masks_until_exit, read_trace
+from apshim_test import Check, CoRunner, Shim, mask_looks, one_cpu, read_trace
 
 build, host, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
 shim = Shim(build)
@@ -34,12 +34,14 @@ check.expect(native.returncode == 0, f"bound: runs without the shim ({native.std
 env = shim.env(P=2, gat=shim.path("bound"), APSHIM_LOG="info", OMP_PROC_BIND="close")
 with CoRunner(shim, env, P=2):
     p = shim.spawn(bound, env)
-    team, _ = masks_until_exit(p)
+    looks = mask_looks(p)
     out, err = p.communicate(timeout=120)
 check.expect(p.returncode == 0 and out == native.stdout, f"bound, throttled: same answer (rc {p.returncode})")
 check.expect("OMP_PROC_BIND is set" in err, f"bound: the shim says the user's binding keeps it from confining ({err.strip()[:300]})")
 # The runtime put its two threads on two CPUs, where confinement at allotment 1 would have put both
 # on one. (A sanitizer's own thread, which no runtime binds, keeps the whole mask.)
-bound_to = {m for m in team.values() if "," not in m and "-" not in m}
-check.expect(len(bound_to) >= 2, f"bound: the threads keep the CPUs their runtime bound them to ({team})")
+spread = [look for look in looks if len({m for m in look.values() if one_cpu(m)}) >= 2]
+check.expect(len(spread) >= len(looks) // 2 > 0,
+             f"bound: the threads on the CPUs their runtime bound them to in most looks ({len(spread)} of {len(looks)}; "
+             f"the last: {looks[-1:]})")
 check.done()

@@ -438,6 +438,29 @@ def masks_until_exit(p):
     return team, controller
 
 
+def mask_looks(p):
+    """The CPU masks ({tid: Cpus_allowed_list}) of `p`'s program threads but the shim's controller, at
+    every look (each 50 ms) until `p` exits that saw two of them or more. Where a check needs how
+    they ran most of the time: a single look (masks_until_exit's last) can meet a confinement
+    check's unconfined window, or the release at exit (tbb.bind_env under ASan in CI, eighty-first
+    session)."""
+    looks = []
+    while p.poll() is None:
+        ctl = controller_tids(p.pid)
+        masks = thread_cpu_masks(p.pid)
+        ctl |= controller_tids(p.pid)
+        look = {tid: m for tid, m in masks.items() if tid not in ctl}
+        if len(look) >= 2:
+            looks.append(look)
+        time.sleep(0.05)
+    return looks
+
+
+def one_cpu(mask):
+    """A Cpus_allowed_list naming a single CPU."""
+    return "," not in mask and "-" not in mask
+
+
 def program_cpu_masks(pid):
     """The set of CPU masks (thread_cpu_masks) of pid's threads but the shim's controller
     (controller_tids, never confined): where the program's own threads may run. The names are read
