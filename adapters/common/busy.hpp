@@ -358,6 +358,7 @@ struct Teammates {
     int waiting_in_tasks = 0;   // neither, but inside a task (ThreadCounters::in_task)
     bool engaged = false;       // one is engaged in its share of the region
     bool making_tasks = false;  // one of the engaged has made a task there
+    bool tasks_made = false;    // one has made a task in the region, engaged or not
 };
 
 template <class Slots>
@@ -370,7 +371,9 @@ Teammates teammates_now(Slots& slots, const ThreadCounters* self) noexcept {
         if (engaged || c.busy_since.load(std::memory_order_relaxed) != 0) ++m.working;
         else if (c.in_task.load(std::memory_order_relaxed)) ++m.waiting_in_tasks;
         m.engaged = m.engaged || engaged;
-        m.making_tasks = m.making_tasks || (engaged && c.made_tasks.load(std::memory_order_relaxed) != 0);
+        const bool made = c.made_tasks.load(std::memory_order_relaxed) != 0;
+        m.making_tasks = m.making_tasks || (engaged && made);
+        m.tasks_made = m.tasks_made || made;
     }
     return m;
 }
