@@ -325,9 +325,12 @@ void capture_at_load() noexcept {
         g_why_off = "the process's CPU mask cannot be read";
         g_off_by_fault = true;
     }
-    else if (set_and_true("OMP_PROC_BIND", {"false"})) g_binding_asked = "OMP_PROC_BIND is set (the user binds threads)";
-    else if (set_and_true("OMP_PLACES", {})) g_binding_asked = "OMP_PLACES is set (the user binds threads)";
-    else if (set_and_true("GOMP_CPU_AFFINITY", {})) g_binding_asked = "GOMP_CPU_AFFINITY is set (the user binds threads)";
+    else if (set_and_true("OMP_PROC_BIND", {"false"}))
+        g_binding_asked = "OMP_PROC_BIND is set (the user binds threads)";
+    else if (set_and_true("OMP_PLACES", {}))
+        g_binding_asked = "OMP_PLACES is set (the user binds threads)";
+    else if (set_and_true("GOMP_CPU_AFFINITY", {}))
+        g_binding_asked = "GOMP_CPU_AFFINITY is set (the user binds threads)";
     else if (set_and_true("KMP_AFFINITY", {"none", "disabled"})) {
         g_binding_asked = "KMP_AFFINITY is set (the user binds threads)";
         g_binding_kmp_only = true;

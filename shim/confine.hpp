@@ -22,11 +22,12 @@
 // confinement stays off, said once, in a program that links an OpenMP runtime, and from the
 // moment a runtime loaded later binds its threads: binding_asked), a narrower mask from
 // taskset/numactl/cpusets (confinement happens inside it), and the program's own
-// sched_setaffinity/pthread_setaffinity_np (confinement stops for good where the program keeps a narrower mask, said once as a warning: off_by_program;
-// threads it bound keep their masks; a mask it takes back, as hwloc's topology discovery does, is
-// no binding: ProgramSetsMask). While confined, the process still sees its original mask
-// (shim/cpu_hooks.cpp), so runtimes that size themselves from it are not narrowed by us, and child
-// processes start with the original mask (shim/spawn_hooks.cpp).
+// sched_setaffinity/pthread_setaffinity_np (confinement stops for good where the program keeps a
+// narrower mask, said once as a warning: off_by_program; threads it bound keep their masks; a
+// mask it takes back, as hwloc's topology discovery does, is no binding: ProgramSetsMask). While
+// confined, the process still sees its original mask (shim/cpu_hooks.cpp), so runtimes that size
+// themselves from it are not narrowed by us, and child processes start with the original mask
+// (shim/spawn_hooks.cpp).
 #pragma once
 
 #include <sched.h>

@@ -154,8 +154,9 @@ constinit const OptionSpec kSpecs[] = {
     {"APSHIM_CONFINE", "--confine", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
      "1 enforces the allotment by running the job's threads on as many CPUs as its allotment "
      "(off by itself where the user binds threads: OMP_PROC_BIND, OMP_PLACES, KMP_AFFINITY, "
-     "GOMP_CPU_AFFINITY for an OpenMP runtime, or a narrower mask the program sets on its threads and keeps; hwloc's topology "
-     "discovery, which binds a thread and restores it, is no binding); 0 leaves only parking at safe points",
+     "GOMP_CPU_AFFINITY for an OpenMP runtime, or a narrower mask the program sets on its threads "
+     "and keeps; hwloc's topology discovery, which binds a thread and restores it, is no binding); "
+     "0 leaves only parking at safe points",
      [](std::string_view t, Options& o) { return parse_bool(t, o.confine); }},
     {"APSHIM_USE_IDLE", "--use-idle", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
      "1 lets a job's threads also run on the processors that no job in the table holds (all of them "

@@ -65,13 +65,16 @@ with CoRunner(shim, env, P=2):
 check.expect(native.returncode == 0 and p.returncode == 0 and out == native.stdout,
              f"KMP_AFFINITY=compact: same answer under the shim ({err.strip()[:200]})")
 if libomp:
-    check.expect("KMP_AFFINITY is set" in err, f"KMP_AFFINITY, libomp: the shim says it does not confine ({err.strip()[:200]})")
+    check.expect("KMP_AFFINITY is set" in err,
+                 f"KMP_AFFINITY, libomp: the shim says it does not confine ({err.strip()[:200]})")
     spread = [look for look in teams if len({m for m in look.values() if one_cpu(m)}) >= 2]
     check.expect(len(spread) >= len(teams) // 2 > 0,
-                 f"KMP_AFFINITY, libomp: the threads on the CPUs libomp bound them to in most looks ({len(spread)} of {len(teams)})")
+                 f"KMP_AFFINITY, libomp: the threads on the CPUs libomp bound them to in most looks "
+                 f"({len(spread)} of {len(teams)})")
 else:
     check.expect("confining" not in err, f"KMP_AFFINITY, libgomp: no word of not confining ({err.strip()[:200]})")
     confined = [look for look in teams if len(set(look.values())) == 1 and one_cpu(next(iter(look.values())))]
     check.expect(len(confined) >= len(teams) // 2 > 0,
-                 f"KMP_AFFINITY, libgomp: its threads confined to one CPU in most looks ({len(confined)} of {len(teams)})")
+                 f"KMP_AFFINITY, libgomp: its threads confined to one CPU in most looks "
+                 f"({len(confined)} of {len(teams)})")
 check.done()
