@@ -133,9 +133,10 @@ private:
 // the job's threads share CPUs among themselves (confined to fewer CPUs than its team, or more of
 // its runtime's threads than it has CPUs: their slots) it lets its CPU go to a latecomer.
 // Elsewhere each thread has a CPU of its own, and a yield can only hand it to another program's
-// thread on the same core, for that one's time slice: under OMP_PROC_BIND beside NPB EP.W (both bound to both CPUs, EP unheld), NPB CG.W's
-// thousands of barriers each waited out a slice of EP's, and CG.W took 0.96 s against 0.30 s
-// natively. It spins there instead, as libomp's own barrier does (0.25 s).
+// thread on the same core, for that one's time slice: under OMP_PROC_BIND beside NPB EP.W (both
+// bound to both CPUs, EP unheld), NPB CG.W's thousands of barriers each waited out a slice of
+// EP's, and CG.W took 0.96 s against 0.30 s natively. It spins there instead, as libomp's own
+// barrier does (0.25 s).
 inline void look_again_soon(State& s) noexcept {
     if (host().confined() || s.slots.used() > host().cpus()) {
         sched_yield();
