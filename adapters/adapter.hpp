@@ -160,10 +160,11 @@ public:
     // no readable CPU mask): then only parking enforces an allotment, and adapters keep the
     // per-task hooks parking needs. It can still turn false later (the program binds itself).
     virtual bool confinement_possible() const noexcept { return false; }
-    // The environment asks an OpenMP runtime to bind threads (OMP_PROC_BIND...): confinement, which
-    // a program that links no runtime keeps until one binds (shim/confine.hpp: binding_asked), will
-    // not hold the threads of one that a plugin loads later. Set before the adapters' constructors.
-    virtual bool binding_asked() const noexcept { return false; }
+    // The environment asks libomp to bind threads (OMP_PROC_BIND, KMP_AFFINITY...): confinement,
+    // which a program that links no runtime keeps until one binds (shim/confine.hpp:
+    // libomp_binding_asked), will not hold the threads of a libomp that a plugin loads later. Set
+    // before the adapters' constructors.
+    virtual bool libomp_binding_asked() const noexcept { return false; }
 
     // APSHIM_INLINE_TASKS: at allotment 1 an OpenMP task made inside another task may run at once
     // on the thread that made it. OpenMP lets an implementation run any task at once (both

@@ -96,26 +96,43 @@ bool g_captured = false;
 // between tasks) while the controller may set it (the program binds a thread).
 std::atomic<const char*> g_why_off{nullptr};
 constexpr const char* kProgramBinds = "the program sets CPU affinity itself";
-// The environment asks an OpenMP runtime to bind threads (capture_at_load): why, or null. Set before
-// any other thread exists.
-const char* g_binding_asked = nullptr;
-// The binding asked for is KMP_AFFINITY's, which LLVM's and Intel's runtimes read and libgomp
-// does not.
-bool g_binding_kmp_only = false;
-// A runtime that binds for g_binding_asked is loaded in the process now (libgomp, libomp, Intel's
-// libiomp5, copies that Python wheels vendor under hashed names), wherever it was loaded (a
-// plugin's RTLD_LOCAL too).
-int binding_runtime(dl_phdr_info* info, size_t, void*) {
+// Why the environment asks each kind of OpenMP runtime to bind threads (capture_at_load), or null.
+// Set before any other thread exists. The two read the variables differently (measured with
+// libgomp 12 and libomp 14: docs/enforcement.md, "eighty-second session"): libgomp ignores
+// KMP_AFFINITY, and OMP_PROC_BIND=false turns its OMP_PLACES and GOMP_CPU_AFFINITY off; in
+// libomp a KMP_AFFINITY decides alone, GOMP_CPU_AFFINITY overrides OMP_PROC_BIND, and OMP_PLACES
+// binds even under OMP_PROC_BIND=false.
+const char* g_gnu_binding = nullptr;   // libgomp
+const char* g_llvm_binding = nullptr;  // libomp, Intel's libiomp5
+// The reason of a runtime that binds for the environment and is loaded in the process now
+// (libgomp, libomp, libiomp5, copies that Python wheels vendor under hashed names), wherever it was
+// loaded (a plugin's RTLD_LOCAL too); null when none is. Known by its file's name, with
+// dl_iterate_phdr, which takes no lock a library's constructor holds: bound_reason runs under
+// g_apply_mutex, which the program's own binding takes (ProgramSetsMask), and a runtime that a
+// plugin loads binds its initial thread in its constructor, under the loader's lock, which a
+// lookup by symbol (dlopen) would wait for. A copy renamed outright is missed: its binding then
+// reads as the program's own (kProgramBinds), which stops confinement as well.
+int binding_runtime(dl_phdr_info* info, size_t, void* reason) {
     const char* name = info->dlpi_name ? std::strrchr(info->dlpi_name, '/') : nullptr;
     name = name ? name + 1 : info->dlpi_name;
-    return name && ((!g_binding_kmp_only && std::strncmp(name, "libgomp", 7) == 0) ||
-                    std::strncmp(name, "libomp", 6) == 0 || std::strncmp(name, "libiomp", 7) == 0);
+    if (!name) return 0;
+    const char* why = nullptr;
+    if (std::strncmp(name, "libgomp", 7) == 0) why = g_gnu_binding;
+    if (std::strncmp(name, "libomp", 6) == 0 || std::strncmp(name, "libiomp", 7) == 0) why = g_llvm_binding;
+    *static_cast<const char**>(reason) = why;
+    return why != nullptr;
 }
-bool binding_runtime_loaded() noexcept { return dl_iterate_phdr(&binding_runtime, nullptr) != 0; }
+const char* loaded_runtime_binding() noexcept {
+    const char* why = nullptr;
+    if (!g_gnu_binding && !g_llvm_binding) return nullptr;
+    dl_iterate_phdr(&binding_runtime, &why);
+    return why;
+}
 // Why confinement stops where the program's threads keep masks of their own: the binding the user
-// asked an OpenMP runtime for, where one is loaded, else the program's own.
+// asked a loaded OpenMP runtime for, else the program's own.
 const char* bound_reason() noexcept {
-    return g_binding_asked && binding_runtime_loaded() ? g_binding_asked : kProgramBinds;
+    const char* why = loaded_runtime_binding();
+    return why ? why : kProgramBinds;
 }
 bool g_off_by_fault = false;
 // Why confinement is off where /proc/self/task cannot be read (check_system, apply).
@@ -284,12 +301,47 @@ void compute_cpu_order() {
     for (const Cpu& c : cpus) g_cpu_order.push_back(c.cpu);
 }
 
-bool set_and_true(const char* name, std::initializer_list<const char*> off_values) {
+// An environment variable set to something: both runtimes read an empty one as unset.
+const char* value_of(const char* name) {
     const char* v = std::getenv(name);
-    if (!v || !*v) return false;
-    for (const char* off : off_values)
-        if (strcasestr(v, off)) return false;
-    return true;
+    return v && *v ? v : nullptr;
+}
+
+// OMP_PROC_BIND's value `v` is "false" (any case, blanks around it, as both runtimes parse it).
+bool says_false(const char* v) {
+    while (*v == ' ' || *v == '\t') ++v;
+    if (strncasecmp(v, "false", 5) != 0) return false;
+    for (v += 5; *v == ' ' || *v == '\t'; ++v) {
+    }
+    return *v == '\0';
+}
+
+// KMP_AFFINITY's value `v` names a binding type: without one (KMP_AFFINITY=verbose) or with none
+// or disabled, libomp binds nothing, and it ignores OMP_PROC_BIND and OMP_PLACES either way.
+bool kmp_affinity_binds(const char* v) {
+    if (strcasestr(v, "none") || strcasestr(v, "disabled")) return false;
+    for (const char* type : {"compact", "scatter", "explicit", "balanced", "logical", "physical"})
+        if (strcasestr(v, type)) return true;
+    return false;
+}
+
+constexpr const char* kProcBind = "OMP_PROC_BIND is set (the user binds threads)";
+constexpr const char* kPlaces = "OMP_PLACES is set (the user binds threads)";
+constexpr const char* kGompAffinity = "GOMP_CPU_AFFINITY is set (the user binds threads)";
+constexpr const char* kKmpAffinity = "KMP_AFFINITY is set (the user binds threads)";
+
+const char* gnu_binding() {
+    if (const char* bind = value_of("OMP_PROC_BIND")) return says_false(bind) ? nullptr : kProcBind;
+    if (value_of("OMP_PLACES")) return kPlaces;
+    return value_of("GOMP_CPU_AFFINITY") ? kGompAffinity : nullptr;
+}
+
+const char* llvm_binding() {
+    if (const char* affinity = value_of("KMP_AFFINITY")) return kmp_affinity_binds(affinity) ? kKmpAffinity : nullptr;
+    if (value_of("GOMP_CPU_AFFINITY")) return kGompAffinity;
+    if (value_of("OMP_PLACES")) return kPlaces;
+    const char* bind = value_of("OMP_PROC_BIND");
+    return bind && !says_false(bind) ? kProcBind : nullptr;
 }
 
 // The CPUs of the table processors `procs` (of P), into `mask`: empty for a row without a set
@@ -324,24 +376,17 @@ void capture_at_load() noexcept {
     if (!g_captured) {
         g_why_off = "the process's CPU mask cannot be read";
         g_off_by_fault = true;
+    } else {
+        g_gnu_binding = gnu_binding();
+        g_llvm_binding = llvm_binding();
     }
-    else if (set_and_true("OMP_PROC_BIND", {"false"}))
-        g_binding_asked = "OMP_PROC_BIND is set (the user binds threads)";
-    else if (set_and_true("OMP_PLACES", {}))
-        g_binding_asked = "OMP_PLACES is set (the user binds threads)";
-    else if (set_and_true("GOMP_CPU_AFFINITY", {}))
-        g_binding_asked = "GOMP_CPU_AFFINITY is set (the user binds threads)";
-    else if (set_and_true("KMP_AFFINITY", {"none", "disabled"})) {
-        g_binding_asked = "KMP_AFFINITY is set (the user binds threads)";
-        g_binding_kmp_only = true;
-    }
-    // Only an OpenMP runtime binds threads for these (and only LLVM's or Intel's for KMP_AFFINITY):
-    // where the program links one (the loader mapped it before any constructor ran), confinement
-    // stays off from the start. Elsewhere they bind nothing (a oneTBB program run where
-    // OMP_PROC_BIND is set for every job, as HPC modules do, was held by parking only); a runtime
-    // that a plugin or a Python module loads later binds its threads then, which the program's
-    // bindings (ProgramSetsMask) find and follow, with this reason (bound_reason).
-    if (g_binding_asked && binding_runtime_loaded()) g_why_off = g_binding_asked;
+    // Only an OpenMP runtime binds threads for these: where the program links one that binds for
+    // them (the loader mapped it before any constructor ran), confinement stays off from the start.
+    // Elsewhere they bind nothing (a oneTBB program run where OMP_PROC_BIND is set for every job,
+    // as HPC modules do, was held by parking only); a runtime that a plugin or a Python module
+    // loads later binds its threads then, which the program's bindings (ProgramSetsMask) find and
+    // follow, with this reason (bound_reason).
+    if (const char* why = loaded_runtime_binding()) g_why_off = why;
 }
 
 void disable(const char* why) noexcept {
@@ -413,7 +458,7 @@ void check_system() noexcept {
 
 const char* why_off() noexcept { return g_why_off.load(std::memory_order_relaxed); }
 
-const char* binding_asked() noexcept { return g_binding_asked; }
+const char* libomp_binding_asked() noexcept { return g_llvm_binding; }
 
 bool off_by_fault() noexcept { return g_why_off.load() && g_off_by_fault; }
 

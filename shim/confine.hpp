@@ -20,7 +20,7 @@
 //
 // Respected: a binding the user chose (OMP_PROC_BIND, OMP_PLACES, KMP_AFFINITY, GOMP_CPU_AFFINITY:
 // confinement stays off, said once, in a program that links an OpenMP runtime, and from the
-// moment a runtime loaded later binds its threads: binding_asked), a narrower mask from
+// moment a runtime loaded later binds its threads: bound_reason), a narrower mask from
 // taskset/numactl/cpusets (confinement happens inside it), and the program's own
 // sched_setaffinity/pthread_setaffinity_np (confinement stops for good where the program keeps a
 // narrower mask, said once as a warning: off_by_program; threads it bound keep their masks; a
@@ -66,12 +66,12 @@ void check_system() noexcept;
 
 // Why confinement must stay off, or null when it may be used (a user's binding, APSHIM_CONFINE=0).
 const char* why_off() noexcept;
-// The environment asks an OpenMP runtime to bind threads (OMP_PROC_BIND, OMP_PLACES,
-// GOMP_CPU_AFFINITY, KMP_AFFINITY): why, or null. Confinement is off from the start only where
-// the program links a runtime that reads it (any; for KMP_AFFINITY libomp or libiomp5, not
-// libgomp): why_off; elsewhere from when one binds threads, if one ever does (a plugin, a Python
-// module).
-const char* binding_asked() noexcept;
+// The environment asks LLVM's OpenMP runtime (libomp, or Intel's libiomp5) to bind threads
+// (OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY, KMP_AFFINITY, as libomp reads them): why, or null.
+// Confinement is off from the start only where the program links a runtime that binds for the
+// environment (libgomp reads these differently: confine.cpp, gnu_binding): why_off; elsewhere
+// from when one binds threads, if one ever does (a plugin, a Python module).
+const char* libomp_binding_asked() noexcept;
 // Whether it is off against the user's wish: the system refused (a seccomp filter that denies
 // sched_setaffinity, a cpuset that no longer allows the job's CPUs, a mask that cannot be read),
 // not a binding or an option the user chose. Said as a warning, since the allotment is then

@@ -87,7 +87,7 @@ public:
     int confined_cpus() const noexcept override { return confine::confined_cpus(); }
     bool others_want_more() const noexcept override { return g_controller->others_want_more(); }
     bool confinement_possible() const noexcept override { return confine::why_off() == nullptr; }
-    bool binding_asked() const noexcept override { return confine::binding_asked() != nullptr; }
+    bool libomp_binding_asked() const noexcept override { return confine::libomp_binding_asked() != nullptr; }
     bool inline_tasks() const noexcept override { return g_options->inline_tasks; }
     void reclaim() const noexcept override { g_controller->wake_to_reclaim(); }
     void env_default(const char* name, const char* value) const noexcept override { env::add_default(name, value); }

@@ -90,9 +90,9 @@ __attribute__((constructor(110))) void omp_setup() {
     // Where confinement can never hold the job (the user binds threads, APSHIM_CONFINE=0), no two
     // threads share a CPU for it, and that yield is where parking holds a task program's threads
     // (parking.hpp: wait_in_barrier): libomp's default stays. Also where a libomp that a plugin
-    // loads later will bind its threads (binding_asked): confinement then stops.
+    // loads later will bind its threads (libomp_binding_asked): confinement then stops.
     if (!user_wait && !host().env_chosen_by_user("KMP_LIBRARY") && !host().env_chosen_by_user("KMP_USE_YIELD") &&
-        host().confinement_possible() && !host().binding_asked()) {
+        host().confinement_possible() && !host().libomp_binding_asked()) {
         host().env_default("KMP_LIBRARY", "turnaround");
         host().env_default("KMP_USE_YIELD", "1");
     }

@@ -9,9 +9,13 @@ level). Alone, with no APSHIM_P, the table it makes has P = the process's CPUs: 
 initial thread to its first place in its own constructor, before the shim's, and until the
 eightieth session the shim took that one CPU for the process's mask (P = 1: every job of the
 table then held to one processor, and the controller kept to that CPU).
-KMP_AFFINITY is LLVM's and Intel's runtimes' variable, which libgomp ignores: under it a clang
-program's threads are left where libomp bound them, and a gcc program is confined as any other
-(until the eighty-first session the shim took it for a binding in every process).
+The runtimes read the binding variables differently, and each program is judged by its own
+runtime's reading: KMP_AFFINITY is LLVM's and Intel's variable, which libgomp ignores (until the
+eighty-first session the shim took it for a binding in every process); OMP_PROC_BIND=false turns
+libgomp's OMP_PLACES off, not libomp's; a KMP_AFFINITY without a binding type turns libomp's
+OMP_PROC_BIND off, not libgomp's (until the eighty-second session the shim took both for bindings
+in either runtime). Where the program's runtime binds, its threads are left where it bound them and
+the shim says why; where it does not, the program is confined as any other.
 Usage: test_bind.py BUILD OMP_CONTRACT"""
 import os
 import subprocess
@@ -56,25 +60,33 @@ check.expect(len(workers) >= 2 and all("," not in a and "-" not in a for a in wo
              f"each OpenMP thread keeps the single CPU the runtime bound it to ({workers})")
 libomp = "libomp" in subprocess.run(["ldd", prog], stdout=subprocess.PIPE, text=True).stdout
 short = [prog, "2", "30000000"]
-native = shim.native(short, timeout=120, KMP_AFFINITY="compact")
-env = shim.env(P=2, gat=shim.path("gat-kmp"), APSHIM_LOG="info", KMP_AFFINITY="compact")
-with CoRunner(shim, env, P=2):
-    p = shim.spawn(short, env)
-    teams = mask_looks(p)
-    out, err = p.communicate(timeout=120)
-check.expect(native.returncode == 0 and p.returncode == 0 and out == native.stdout,
-             f"KMP_AFFINITY=compact: same answer under the shim ({err.strip()[:200]})")
-if libomp:
-    check.expect("KMP_AFFINITY is set" in err,
-                 f"KMP_AFFINITY, libomp: the shim says it does not confine ({err.strip()[:200]})")
-    spread = [look for look in teams if len({m for m in look.values() if one_cpu(m)}) >= 2]
-    check.expect(len(spread) >= len(teams) // 2 > 0,
-                 f"KMP_AFFINITY, libomp: the threads on the CPUs libomp bound them to in most looks "
-                 f"({len(spread)} of {len(teams)})")
-else:
-    check.expect("confining" not in err, f"KMP_AFFINITY, libgomp: no word of not confining ({err.strip()[:200]})")
-    confined = [look for look in teams if len(set(look.values())) == 1 and one_cpu(next(iter(look.values())))]
-    check.expect(len(confined) >= len(teams) // 2 > 0,
-                 f"KMP_AFFINITY, libgomp: its threads confined to one CPU in most looks "
-                 f"({len(confined)} of {len(teams)})")
+runtime = "libomp" if libomp else "libgomp"
+# (environment, what libomp binds for, what libgomp binds for): read from each runtime's threads
+# without the shim (libgomp 12, libomp 14).
+cases = [({"KMP_AFFINITY": "compact"}, "KMP_AFFINITY", None),
+         ({"OMP_PROC_BIND": "false", "OMP_PLACES": "cores"}, "OMP_PLACES", None),
+         ({"KMP_AFFINITY": "none", "OMP_PROC_BIND": "true"}, None, "OMP_PROC_BIND")]
+for i, (variables, libomp_binds, libgomp_binds) in enumerate(cases):
+    binds = libomp_binds if libomp else libgomp_binds
+    what = " ".join(f"{k}={v}" for k, v in variables.items()) + f", {runtime}"
+    native = shim.native(short, timeout=120, **variables)
+    env = shim.env(P=2, gat=shim.path(f"gat-case{i}"), APSHIM_LOG="info", **variables)
+    with CoRunner(shim, env, P=2):
+        p = shim.spawn(short, env)
+        teams = mask_looks(p)
+        out, err = p.communicate(timeout=120)
+    check.expect(native.returncode == 0 and p.returncode == 0 and out == native.stdout,
+                 f"{what}: same answer under the shim ({err.strip()[:200]})")
+    if binds:
+        check.expect(f"{binds} is set" in err,
+                     f"{what}: the shim says it does not confine, and why ({err.strip()[:200]})")
+        spread = [look for look in teams if len({m for m in look.values() if one_cpu(m)}) >= 2]
+        check.expect(len(spread) >= len(teams) // 2 > 0,
+                     f"{what}: the threads on the CPUs the runtime bound them to in most looks "
+                     f"({len(spread)} of {len(teams)})")
+    else:
+        check.expect("confining" not in err, f"{what}: no word of not confining ({err.strip()[:200]})")
+        confined = [look for look in teams if len(set(look.values())) == 1 and one_cpu(next(iter(look.values())))]
+        check.expect(len(confined) >= len(teams) // 2 > 0,
+                     f"{what}: its threads confined to one CPU in most looks ({len(confined)} of {len(teams)})")
 check.done()

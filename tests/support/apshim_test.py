@@ -415,6 +415,19 @@ def controller_tids(pid):
     return seen
 
 
+def _looks_until_exit(p):
+    """Every 50 ms until `p` exits: (program, controller), the CPU masks ({tid: Cpus_allowed_list})
+    of its program threads and of its shim controller (controller_tids, whose names are read before
+    and after the masks: named apshim-ctl before or after the masks were read)."""
+    while p.poll() is None:
+        ctl = set(controller_tids(p.pid))
+        masks = thread_cpu_masks(p.pid)
+        ctl |= controller_tids(p.pid)
+        yield ({tid: m for tid, m in masks.items() if tid not in ctl},
+               {tid: m for tid, m in masks.items() if tid in ctl})
+        time.sleep(0.05)
+
+
 def masks_until_exit(p):
     """(team, controller): the CPU masks ({tid: Cpus_allowed_list}) of `p`'s program threads at the
     last look, every 50 ms until `p` exits, that saw more than one of them and no fewer than any
@@ -426,15 +439,10 @@ def masks_until_exit(p):
     program's, one at exit saw the main thread and TSan's but no worker (omp.gcc.hwloc, CI's TSan
     stage, fifty-seventh session)."""
     team, controller = {}, {}
-    while p.poll() is None:
-        ctl = set(controller_tids(p.pid))
-        masks = thread_cpu_masks(p.pid)
-        ctl |= controller_tids(p.pid)  # named apshim-ctl before or after the masks were read
-        seen = {tid: m for tid, m in masks.items() if tid not in ctl}
+    for seen, ctl in _looks_until_exit(p):
         if len(seen) >= max(2, len(team)):
             team = seen
-            controller = {tid: m for tid, m in masks.items() if tid in ctl} or controller
-        time.sleep(0.05)
+            controller = ctl or controller
     return team, controller
 
 
@@ -444,16 +452,7 @@ def mask_looks(p):
     they ran most of the time: a single look (masks_until_exit's last) can meet a confinement
     check's unconfined window, or the release at exit (tbb.bind_env under ASan in CI, eighty-first
     session)."""
-    looks = []
-    while p.poll() is None:
-        ctl = controller_tids(p.pid)
-        masks = thread_cpu_masks(p.pid)
-        ctl |= controller_tids(p.pid)
-        look = {tid: m for tid, m in masks.items() if tid not in ctl}
-        if len(look) >= 2:
-            looks.append(look)
-        time.sleep(0.05)
-    return looks
+    return [seen for seen, _ in _looks_until_exit(p) if len(seen) >= 2]
 
 
 def one_cpu(mask):
