@@ -85,14 +85,17 @@ with CoRunner(shim, env, 2):
           native)
     running = [row["threads_running"] for row in shim.trace_rows("wide-")]
     read = [i for i, n in enumerate(running) if n != -1]
-    gaps = [b - a for a, b in zip(read, read[1:])]
-    # Fewer threads, read more often: the team's threads may still be being created at the first
-    # rows. (How many rows there are varies: this script's own sampling reads every thread's /proc
-    # entry every 50 ms, on the CPU the controller runs on.)
-    check.expect(len(running) >= 20 and gaps and max(gaps) == 16 and len(read) <= 0.25 * len(running)
+    # Stretches of rows that read no states, the run's end included: 15 at most between two reads
+    # with the team's threads all there, fewer while they are still being created at the first
+    # rows (fewer threads, read more often). Not "a gap of exactly 16": a run of 28 rows in CI,
+    # its team still forming at the first ones, read at rows 0, 3 and 13 and ended before the next
+    # (eighty-second session). How many rows there are varies: this script's own sampling reads
+    # every thread's /proc entry every 50 ms, on the CPU the controller runs on.
+    gaps = [b - a for a, b in zip(read, read[1:])] + ([len(running) - read[-1]] if read else [])
+    check.expect(len(running) >= 20 and len(read) >= 2 and max(gaps) <= 16 and len(read) <= 0.25 * len(running)
                  and all(0 <= running[i] <= 1002 for i in read),
-                 f"traced: threads_running read in one row of 16, -1 between ({len(read)} of {len(running)} rows read, "
-                 f"gaps {sorted(set(gaps))})")
+                 f"traced: threads_running read in one row of 16 at most, -1 between ({len(read)} of "
+                 f"{len(running)} rows read, gaps {sorted(set(gaps))})")
 
 tasks = [prog, "fib", "38", "20", "3"]  # 3 regions, each a single making fib(38)'s tasks down to fib(20)
 if os.path.basename(prog).endswith("_clang"):
