@@ -233,6 +233,16 @@ const char* gomp_runtime_name(const void* entry) noexcept {
 
 void note_fork(State& s, int team) noexcept {
     if (!s.seen.load(std::memory_order_relaxed) && !s.seen.exchange(true)) {
+        // A team, before the first allotment: timed until it comes (set_active turns it off where
+        // the allotment admits the team; the controller calls it every cycle, so a race with the
+        // first costs a cycle at most). A task made untimed has no frame, and the tasks it makes
+        // never run at once at allotment 1 (gomp_hooks.cpp: run_at_once): BOTS health (gcc) makes
+        // its whole program as one task from a single about a millisecond before the first
+        // allotment, and in most runs its tasks all went to libgomp's queue, where the teammate in
+        // the end barrier ran them beside it (1.74-1.84 CPUs under OMP_PROC_BIND at allotment 1,
+        // 1.48 confined; 1.00-1.04 now). Framing only the root was not enough: fib's root makes
+        // both halves of the program within microseconds. A team of one has nothing to hold.
+        if (team > 1 && s.limit.load(std::memory_order_relaxed) == kNotStarted) s.timing.store(true);
         if (&s == &g_gomp_state) g_gomp.rename(gomp_runtime_name(gomp_first_called()));
         host().runtime_started(&s == &g_kmp_state ? static_cast<Adapter&>(g_kmp) : static_cast<Adapter&>(g_gomp));
     }

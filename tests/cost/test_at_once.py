@@ -2,10 +2,13 @@
 run_at_once): BOTS fib with final or if clauses took 1.0 s throttled against 0.2 s with one
 thread while each such task paid for a wrapper. Counted, not timed: callgrind counts the calls
 of the shim's task wrapper in a throttled fib (two threads, allotment 1 beside a stand-in
-co-runner). Only a few may be wrapped: those an implicit task makes (two a region here), and the
-children of tasks made before the first controller cycle turned timing on (48-60 in all when
-written); with the at-once path gone every task made while timed is (checked by hand: 101 124 of
-103 040). The bar is 1% of the tasks.
+co-runner). Only a few may be wrapped: those an implicit task makes (two a region here), and
+those made before the first allotment, while the hooks time a team from its first fork on but no
+task runs at once yet (omp_adapter.cpp: note_fork; 48-60 in all when written, before the start
+was timed; 491-2301 since the eighty-second session: callgrind runs one thread at a time, and the
+controller's join waits for the program's thread to let it run, about a millisecond natively);
+with the at-once path gone every task made while timed is (checked by hand: 101 124 of 103 040).
+The bar is 10% of the tasks.
 The trace's progress marks show that the hooks timed the run (two marks a task run at once), so
 that a run that never throttled cannot pass.
 Usage: test_at_once.py BUILD PROGRAM (tests/omp/omp_work_gcc)"""
@@ -57,6 +60,6 @@ for line in open(out).read().splitlines() if os.path.exists(out) else []:
 marks = sum(row["marks"] for row in shim.trace_rows("trace-"))
 print(f"     {tasks} tasks, {wrapped} wrapped, {marks} progress marks", flush=True)
 check.expect(marks >= tasks, f"the hooks timed the run: {marks} progress marks for {tasks} tasks (at least one a task)")
-check.expect(wrapped <= tasks // 100, f"{wrapped} of {tasks} tasks wrapped (at most 1%: tasks made inside tasks run "
+check.expect(wrapped <= tasks // 10, f"{wrapped} of {tasks} tasks wrapped (at most 10%: tasks made inside tasks run "
              "at once, unwrapped)")
 check.done()
