@@ -147,7 +147,7 @@ void OmpAdapter::after_fork_child() {
     if (&state_ == &g_kmp_state) kmp_roots_after_fork_child();
     state_.fork_generation.fetch_add(1);
     state_.seen.store(false);
-    state_.waited_for_first.store(false);
+    state_.first_wait_until.store(0);
     state_.limit.store(kNotStarted);
     state_.team_limit.store(kNotStarted);
     state_.team_cap.store(0);
@@ -240,7 +240,8 @@ void note_fork(State& s, int team) noexcept {
         // its whole program as one task from a single about a millisecond before the first
         // allotment, and in most runs its tasks all went to libgomp's queue, where the teammate in
         // the end barrier ran them beside it (1.74-1.84 CPUs under OMP_PROC_BIND at allotment 1,
-        // 1.48 confined; 1.00-1.04 now). Framing only the root was not enough: fib's root makes
+        // 1.48 confined; 1.02-1.04 now, with parking.hpp's at_barrier keeping every thread out of
+        // the barrier until the allotment). Framing only the root was not enough: fib's root makes
         // both halves of the program within microseconds. A team of one has nothing to hold.
         if (team > 1 && s.limit.load(std::memory_order_relaxed) == kNotStarted) s.timing.store(true);
         if (&s == &g_gomp_state) g_gomp.rename(gomp_runtime_name(gomp_first_called()));

@@ -61,7 +61,7 @@ struct State {
     SharedCpuTotal cpu_total;                       // the threads' CPU time, for the parked (parking.hpp)
     std::atomic<std::uint32_t> loops_exhausted{0};  // bumped when a chunk fetch finds a loop done
     std::atomic<bool> seen{false};                  // runtime_started() called (again after fork)
-    std::atomic<bool> waited_for_first{false};      // a barrier waited for the first allotment (parking.hpp)
+    std::atomic<std::uint64_t> first_wait_until{0}; // barriers wait for the first allotment until then (parking.hpp)
     std::atomic<std::uint32_t> fork_generation{0};  // bumped in a fork child: threads re-claim slots
     std::atomic<std::uint64_t> forks{0};            // outermost regions started (master only)
     std::atomic<int> last_team{0};                  // team size given to the last outermost region

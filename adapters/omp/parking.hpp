@@ -178,10 +178,21 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
     if (limit == kNotStarted) {
         // The first region's threads reach their first barrier before the controller has the
         // first allotment (the join follows the first fork by about a millisecond); a program of
-        // one long region would never be held to it. Once per process, the first thread to get
-        // here waits up to kFirstAllotmentNs for it (set_active wakes the lot).
-        if (!s.seen.load(std::memory_order_relaxed) || s.waited_for_first.exchange(true)) return;
-        std::uint64_t until = now_ns() + kFirstAllotmentNs;
+        // one long region would never be held to it. Once per process, from the first thread to
+        // get here, every thread that does waits for it up to kFirstAllotmentNs after that first
+        // one came (set_active wakes the lot). Every thread, not only the first: a thread in the
+        // barrier runs the queued tasks, and those made before the allotment do not run at once
+        // (gomp_hooks.cpp: run_at_once): BOTS uts and sort (gcc: an untied root task from a
+        // `single nowait`, whose thread reaches the barrier at once) had the second thread take
+        // half the tree there, at 1.6-1.9 CPUs at allotment 1 under OMP_PROC_BIND. A thread here
+        // holds no task, and the barrier could not end before the first one's wait anyway.
+        if (!s.seen.load(std::memory_order_relaxed)) return;
+        std::uint64_t until = s.first_wait_until.load(std::memory_order_relaxed);
+        if (until == 0) {
+            const std::uint64_t mine = now_ns() + kFirstAllotmentNs;
+            if (s.first_wait_until.compare_exchange_strong(until, mine, std::memory_order_relaxed)) until = mine;
+        }
+        if (now_ns() >= until) return;
         park_until(s.lot, s.parked, ParkBounds{kFirstAllotmentNs, 1000, kFirstAllotmentNs},
                    [&] { return s.limit.load(std::memory_order_relaxed) != kNotStarted || now_ns() >= until; });
         limit = s.limit.load(std::memory_order_relaxed);
