@@ -228,13 +228,23 @@ void wake(std::atomic<std::uint32_t>& word) {
 // see join_table), then, under the mutex again, the first allotment and the cycles.
 void Controller::run() noexcept {
     std::unique_lock<std::mutex> g(mutex_);
-    if (!open_table()) return;
+    if (!open_table()) return let_adapters_go();
     g.unlock();
     bool joined = join_table();
     g.lock();
-    if (!joined || stopping_.load()) return;  // shutdown() leaves the table if we joined
+    if (stopping_.load()) return;  // shutdown() leaves the table if we joined
+    if (!joined) return let_adapters_go();
     first_allotment();
     cycle_loop(g);
+}
+
+// Mutex held. No table to join (said once): the job runs unthrottled for good, as release()
+// leaves it. Without this the adapters kept waiting for a first allotment that never comes, and
+// a team's hooks, timed from its first fork until it comes (omp_adapter.cpp: note_fork), timed
+// every task for the program's life.
+void Controller::let_adapters_go() noexcept {
+    for (auto& slot : adapters_)
+        if (Adapter* a = slot.load()) a->release();
 }
 
 // Mutex held. The thread's own state, the estimator and the table (opening it takes no lock).

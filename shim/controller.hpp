@@ -89,6 +89,7 @@ private:
     void run() noexcept;
     bool open_table() noexcept;
     bool join_table() noexcept;
+    void let_adapters_go() noexcept;
     void first_allotment() noexcept;
     void cycle_loop(std::unique_lock<std::mutex>& g) noexcept;
     void cycle(std::uint64_t now) noexcept;

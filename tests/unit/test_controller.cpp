@@ -309,7 +309,9 @@ TEST_CASE("a controller facing a bad table never throttles", "[controller]") {
     auto c = std::make_unique<apshim::Controller>(options_for(gat, 4));
     FakeRuntime rt;
     c->adapter_started(rt);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Let go at once, not at exit: an OpenMP team is timed from its first fork until the first
+    // allotment (omp_adapter.cpp: note_fork), which would otherwise never come.
+    CHECK(wait_until([&] { return rt.released.load(); }, 5.0));
     CHECK(rt.calls.load() == 0);
     c->shutdown();
 }
