@@ -238,10 +238,10 @@ void Controller::run() noexcept {
     cycle_loop(g);
 }
 
-// Mutex held. No table to join (said once): the job runs unthrottled for good, as release()
-// leaves it. Without this the adapters kept waiting for a first allotment that never comes, and
-// a team's hooks, timed from its first fork until it comes (omp_adapter.cpp: note_fork), timed
-// every task for the program's life.
+// Mutex held. Every adapter runs unthrottled for good: at shutdown, or where there is no table to
+// join (said once), where they would otherwise wait for a first allotment that never comes, and
+// a team's hooks, timed from its first fork until it comes (omp_adapter.cpp: note_fork), would
+// time every task for the program's life.
 void Controller::let_adapters_go() noexcept {
     for (auto& slot : adapters_)
         if (Adapter* a = slot.load()) a->release();
@@ -929,8 +929,7 @@ void Controller::shutdown() noexcept {
     if (joinable) pthread_join(static_cast<pthread_t>(thread), nullptr);
     std::lock_guard<std::mutex> g(mutex_);
     confine::release();
-    for (auto& slot : adapters_)
-        if (Adapter* a = slot.load()) a->release();
+    let_adapters_go();
     if (impl_) {
         if (impl_->table && impl_->slot >= 0) impl_->table->leave(impl_->slot);
         impl_->slot = -1;
