@@ -388,4 +388,14 @@ std::uint64_t others_busy_total(Slots& slots, const ThreadCounters* self, std::u
     return sum;
 }
 
+// Progress marks of the teammates (ThreadCounters::marks): two reads some time apart tell whether
+// any of them made or ran a task, or entered a wait, in between.
+template <class Slots>
+std::uint64_t others_marks(Slots& slots, const ThreadCounters* self) noexcept {
+    std::uint64_t sum = 0;
+    for (int i = 0, used = slots.used(); i < used; ++i)
+        if (teammate(slots[i], self)) sum += slots[i].marks.load(std::memory_order_relaxed);
+    return sum;
+}
+
 }  // namespace apshim

@@ -38,6 +38,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdint>
 
 #include "adapters/common/busy.hpp"
@@ -53,6 +54,7 @@ constexpr std::uint64_t kMaxParkNs = kMaxWaits * kRecheckNs;
 // Polls of all the threads parked before chunks, together, per kRecheckNs (park()).
 constexpr int kPollsPerRecheck = 8;
 constexpr std::uint64_t kIdleNs = 20000000;     // barrier parking: others idle this long
+constexpr std::uint64_t kMaxBarrierHoldNs = 10000000000ull;  // at_barrier: however the others progress
 constexpr std::uint64_t kTaskWaitNs = 100000;   // barrier parking: how long a first arrival looks for tasks
 constexpr std::uint64_t kFirstAllotmentNs = 20000000;  // the first barrier waits this long for it, once
 constexpr std::uint64_t kBarrierLookTicks = 250;  // yield_in_region, per slot: about 100 ns at 2-3 GHz
@@ -65,6 +67,8 @@ inline bool beyond_limit(State& s, int index) noexcept {
 // Many parked threads poll less often each, about kPollsPerRecheck polls a kRecheckNs in all;
 // a stay lasts kMaxWaits polls or kMaxParkNs at most.
 constexpr ParkBounds kSharedPollBounds{kRecheckNs, kMaxWaits, kMaxParkNs, kPollsPerRecheck};
+// at_barrier's: as long as the teammates progress, up to kMaxBarrierHoldNs (at_barrier says why).
+constexpr ParkBounds kBarrierHoldBounds{kRecheckNs, INT_MAX, kMaxBarrierHoldNs, kPollsPerRecheck};
 
 inline void park(State& s, ThreadState& t, int index) noexcept {
     push_frame(s, t, /*wait=*/true);  // parked time is not work, for us and for the escape rule
@@ -105,6 +109,23 @@ inline void park_if_surplus(State& s, ThreadState& t, int index, int level) noex
     if (t.counters && !teammate_ahead(s.slots, t.counters)) park(s, t, index);
 }
 
+// How long a reading of the teammates has stayed the same, read between two polls of one thread.
+class SameSince {
+public:
+    explicit SameSince(std::uint64_t value) noexcept : since_(now_ns()), value_(value) {}
+    std::uint64_t ns(std::uint64_t value) noexcept {
+        const std::uint64_t now = now_ns();
+        if (value != value_) {
+            value_ = value;
+            since_ = now;
+        }
+        return now - since_;
+    }
+
+private:
+    std::uint64_t since_, value_;
+};
+
 // Barrier parking's idle rule: the teammates of `self` did no work at all for kIdleNs, their busy
 // time (which grows while a task runs, open intervals included) unchanged since. A thread between
 // two tasks is idle for an instant only. Read between two polls of one thread, so with many parked
@@ -113,20 +134,28 @@ inline void park_if_surplus(State& s, ThreadState& t, int index, int level) noex
 class OthersIdle {
 public:
     OthersIdle(State& s, const ThreadCounters* self) noexcept
-        : s_(s), self_(self), since_(now_ns()), busy_(others_busy_total(s.slots, self, now_ticks())) {}
-    bool for_idle_ns() noexcept {
-        const std::uint64_t ns = now_ns(), busy = others_busy_total(s_.slots, self_, now_ticks());
-        if (busy != busy_) {
-            busy_ = busy;
-            since_ = ns;
-        }
-        return ns - since_ >= kIdleNs;
-    }
+        : s_(s), self_(self), busy_(others_busy_total(s.slots, self, now_ticks())) {}
+    bool for_idle_ns() noexcept { return busy_.ns(others_busy_total(s_.slots, self_, now_ticks())) >= kIdleNs; }
 
 private:
     State& s_;
     const ThreadCounters* self_;
-    std::uint64_t since_, busy_;
+    SameSince busy_;
+};
+
+// Barrier parking's stuck rule: the teammates of `self` made no progress mark (tasks made and
+// run, waits entered: busy.hpp, ThreadCounters::marks) for kMaxParkNs. Busy all the same, they may
+// be spinning on what only a thread in the barrier would do: a flag that a queued task sets.
+class OthersStuck {
+public:
+    OthersStuck(State& s, const ThreadCounters* self) noexcept
+        : s_(s), self_(self), marks_(others_marks(s.slots, self)) {}
+    bool for_max_park_ns() noexcept { return marks_.ns(others_marks(s_.slots, self_)) >= kMaxParkNs; }
+
+private:
+    State& s_;
+    const ThreadCounters* self_;
+    SameSince marks_;
 };
 
 // A first arrival at a barrier, looking for its teammates' tasks for a moment (at_barrier). Where
@@ -164,7 +193,14 @@ inline void look_again_soon(State& s) noexcept {
 //   - the other threads did no work at all for kIdleNs (they wait, possibly for us; less let
 //     threads go whenever a loaded machine kept the working one off its CPU), or
 //   - the allotment rises or is released (set_active/release wake the lot), or
-//   - kMaxWaits polls or kMaxParkNs passed (a mistake costs time, never a hang).
+//   - the others made no progress mark for kMaxParkNs (OthersStuck: busy, but perhaps on what only
+//     a thread in the barrier would run), or kMaxBarrierHoldNs passed (a mistake costs time, never
+//     a hang). Not at kMaxParkNs whatever they do, as before: a libgomp thread let into its barrier
+//     runs the queued tasks for good (libgomp has no place between them where it could wait
+//     again, as libomp's yield is: wait_in_barrier), and a tied fib's teammate, let in after a
+//     second, ran the queued half of the tree beside its maker (omp.gcc.bind_tasks: 1.26 CPUs at
+//     allotment 1 under OMP_PROC_BIND in a CI run, the other thread's task count 2.7 million of
+//     4.4 in about half the runs; now none).
 // As in park(), many parked threads poll less often each, and the first to find that no teammate
 // is engaged, or that the others did no work, wakes the rest (a parked thread does none, so that
 // holds for each of them): 998 threads of a 1000-thread task program (tests/omp/omp_work fib,
@@ -217,10 +253,11 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
         if (!m.engaged || (!m.making_tasks && now_ns() >= until)) return;
     }
     OthersIdle idle(s, t.counters);
-    park_until(s.lot, s.parked, kSharedPollBounds, [&] {
+    OthersStuck stuck(s, t.counters);
+    park_until(s.lot, s.parked, kBarrierHoldBounds, [&] {
         int l = s.limit.load(std::memory_order_relaxed);
         if (l <= 0 || l > limit) return true;
-        if (teammates_now(s.slots, t.counters).engaged && !idle.for_idle_ns()) return false;
+        if (teammates_now(s.slots, t.counters).engaged && !idle.for_idle_ns() && !stuck.for_max_park_ns()) return false;
         if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
         return true;
     });

@@ -11,6 +11,9 @@
  *   omp_work static REGIONS ITEM_US   REGIONS short regions, each a schedule(static) loop of 64
  *                                     items of ITEM_US us
  *   omp_work loopy NTASKS TASK_MS     LOOPY: one region, one loop spawning NTASKS equal tasks
+ *   omp_work flagwait ROUNDS 0        ROUNDS regions, each: parallel + single, whose thread makes a
+ *                                     task that sets a flag and spins until it is set (a
+ *                                     teammate in the barrier must run the task)
  *   [SERIAL_MS]                       imbalanced, static: serial work after every region
  * stdout: "<mode> ... checksum=<c> time_s=<t>"; stderr: "team <size>" once per region, and for
  * fib "fib_tasks rep <r> by_single <n> by_others <m>": tasks run by the thread that ran the single
@@ -77,7 +80,7 @@ static long fibu(int n, int cutoff) {
 
 int main(int argc, char** argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: omp_work fib|fibbar|fibu|imbalanced|static|loopy A B [SERIAL_MS]\n");
+        fprintf(stderr, "usage: omp_work fib|fibbar|fibu|imbalanced|static|loopy|flagwait A B [SERIAL_MS]\n");
         return 2;
     }
     const char* mode = argv[1];
@@ -164,6 +167,26 @@ int main(int argc, char** argv) {
         }
         for (int i = 0; i < a; ++i) checksum = checksum * 31 + out[i];
         free(out);
+    } else if (!strcmp(mode, "flagwait")) {
+        for (int r = 0; r < a; ++r) {
+            int flag = 0;
+#pragma omp parallel shared(flag)
+#pragma omp single
+            {
+                report_team();
+#pragma omp task shared(flag) firstprivate(r)
+                {
+#pragma omp atomic write
+                    flag = r + 1;
+                }
+                int seen; /* no scheduling point here: a teammate runs the task */
+                do {
+#pragma omp atomic read
+                    seen = flag;
+                } while (seen == 0);
+            }
+            checksum = checksum * 31 + (unsigned long long)flag;
+        }
     } else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;

@@ -17,7 +17,14 @@ libgomp's queue, and the teammate in the end barrier ran them beside it (BOTS he
 1.59-1.84 CPUs). So gcc's cases are single regions, made large enough for the measure (libgomp's
 tasks are cheaper). With the old library: untied 1.51-1.60 (2 of 2 runs above the bound), tied
 1.02-1.44 (3 of 6 above); now 1.01-1.02 and 1.02-1.09.
+gcc's cases also check that one thread ran every task (the program's own count, on stderr): the
+thread at the barrier holds no task, and libgomp lets it go nowhere but into its barrier, for
+good. Until the eighty-third session it went there after a second parked, whatever its teammate
+did, and ran the tied fib's queued half beside its maker: about half the runs (2.7 million of 4.4
+million tasks by the other thread), 1.26 CPUs in one CI run; now it waits while its teammate
+makes progress (parking.hpp: at_barrier).
 Usage: test_bind_tasks.py BUILD OMP_WORK_{CLANG,GCC}"""
+import re
 import sys
 import time
 
@@ -52,4 +59,8 @@ for name, argv in cases[compiler]:
     check.expect(used is not None and used <= 1.15, f"{name}: {used and round(used, 2)} processors busy (<= 1.15)")
     unheld = [line for line in err.splitlines() if "not held to them" in line]
     check.expect(not unheld, f"{name}: nothing said about an unheld job ({unheld})")
+    if compiler == "gcc":
+        counts = re.search(r"by_single (\d+) by_others (\d+)", err)
+        check.expect(counts is not None and min(int(counts[1]), int(counts[2])) == 0,
+                     f"{name}: one thread ran every task ({counts and counts[0]})")
 check.done()

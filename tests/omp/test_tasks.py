@@ -8,7 +8,11 @@ of a table of P = 2), for one compiler's build of omp_work:
     once parked at task starts holding the task a teammate's taskwait needed (BOTS fib 0.4 s ->
     26 s, health unfinished after 300 s): a run may take at most 20 times (and 20 s) what it
     takes natively, a bound for hangs, not a timing (one thread natively takes 1.1-1.9 times as
-    long as two here: 10 times that, as the bound was, without a run of its own).
+    long as two here: 10 times that, as the bound was, without a run of its own);
+  - a single whose thread makes a task that sets a flag and spins until it is set, at no
+    scheduling point: a teammate must leave the barrier to run it. The teammate held there goes
+    on once the spinning thread made no progress mark for a second (parking.hpp: at_barrier's
+    stuck rule), not only at its 10 s bound: 2 regions in at most 10 s (about 1 s each).
 Usage: test_tasks.py BUILD OMP_WORK"""
 import os
 import sys
@@ -60,4 +64,17 @@ for name, argv in (("LOOPY", loopy), ("fib", fib), ("fib + explicit barrier", fi
         shares = [(int(f[4]), int(f[6])) for f in (l.split() for l in err.splitlines() if l.startswith("fib_tasks"))]
         check.expect(len(shares) > 2 and any(o == 0 for _, o in shares[len(shares) // 2:]),
                      f"{name} throttled: in some region the teammates left all tasks to the thread making them ((it, others): {shares})")
+
+# The spinning single (natively at once): the same answer, and the teammate let go by the stuck
+# rule, not by the bound of 10 s a region.
+env = shim.env(P=2, gat=shim.path("gat-flagwait"))
+flagwait = [prog, "flagwait", "2", "0"]
+native = shim.run(flagwait, shim.env(preload=False), timeout=60)
+with CoRunner(shim, env, P=2):
+    t0 = time.monotonic()
+    rc, out, err, used = spawn_measured(shim, flagwait, env, timeout=60)
+    took = time.monotonic() - t0
+check.expect(rc == 0 and answer(out) == answer(native.stdout),
+             f"flagwait throttled: finished with the same answer ({err.strip()[-200:]})")
+check.expect(took <= 10, f"flagwait throttled: 2 regions in {took:.1f} s (<= 10: let go by the stuck rule)")
 check.done()
