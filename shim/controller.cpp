@@ -156,6 +156,14 @@ void Controller::adapter_started(Adapter& a) noexcept {
             if (slot.compare_exchange_strong(expected, &a) || expected == &a) break;
         }
     }
+    // After let_adapters_go: a runtime that starts once the controller has given up (a second
+    // one, after a failed join or at exit) would otherwise wait for a first allotment that never
+    // comes, timed until the process ends. Seq_cst on both sides: either that loop sees this
+    // adapter in its slot or this sees the flag (a second release does nothing more).
+    if (adapters_let_go_.load()) {
+        a.release();
+        return;
+    }
     if (!started_.load(std::memory_order_acquire)) start_thread();
 }
 
@@ -238,11 +246,13 @@ void Controller::run() noexcept {
     cycle_loop(g);
 }
 
-// Mutex held. Every adapter runs unthrottled for good: at shutdown, or where there is no table to
+// Mutex held. Every adapter runs unthrottled for good, and any that starts later (adapter_started
+// lets it go at once): at shutdown, or where there is no table to
 // join (said once), where they would otherwise wait for a first allotment that never comes, and
 // a team's hooks, timed from its first fork until it comes (omp_adapter.cpp: note_fork), would
 // time every task for the program's life.
 void Controller::let_adapters_go() noexcept {
+    adapters_let_go_.store(true);
     for (auto& slot : adapters_)
         if (Adapter* a = slot.load()) a->release();
 }
@@ -953,6 +963,7 @@ void Controller::after_fork_child() noexcept {
     cycling_slot_.store(-1);
     started_.store(false);
     stopping_.store(false);
+    adapters_let_go_.store(false);  // the child tries the table again
     if (impl_) {
         impl_->slot = -1;
         impl_->lent = false;

@@ -122,6 +122,8 @@ private:
     std::mutex mutex_;
     std::atomic<bool> started_{false};
     std::atomic<bool> stopping_{false};
+    // let_adapters_go() ran (no table, or shutdown): an adapter that starts later goes at once.
+    std::atomic<bool> adapters_let_go_{false};
     std::atomic<std::uint32_t> wake_{0};
     // The table and row the cycles wait on (the row's change counter, gat/table.hpp), once they
     // run: shutdown() bumps it to wake the thread. The table lives as long as the controller.

@@ -313,7 +313,21 @@ TEST_CASE("a controller facing a bad table never throttles", "[controller]") {
     // allotment (omp_adapter.cpp: note_fork), which would otherwise never come.
     CHECK(wait_until([&] { return rt.released.load(); }, 5.0));
     CHECK(rt.calls.load() == 0);
+    // A second runtime, started after that (libomp after libgomp), goes at once too.
+    FakeRuntime later;
+    c->adapter_started(later);
+    CHECK(later.released.load());
+    CHECK(later.calls.load() == 0);
     c->shutdown();
+}
+
+TEST_CASE("a runtime that starts after shutdown runs unthrottled", "[controller]") {
+    auto c = std::make_unique<apshim::Controller>(options_for(temp_gat(), 4));
+    c->shutdown();
+    FakeRuntime rt;
+    c->adapter_started(rt);  // a region in an exit handler, after the shim's own
+    CHECK(rt.released.load());
+    CHECK(rt.calls.load() == 0);
 }
 
 TEST_CASE("a job whose join finds the table locked for longer than 1 s joins later", "[controller][multiprocess]") {
