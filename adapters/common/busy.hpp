@@ -51,6 +51,11 @@ struct alignas(64) ThreadCounters {
     // barriers, waits inside that share (taskwait) included: it still has its part to do.
     std::atomic<std::uint32_t> engaged{0};
     std::atomic<std::uint32_t> made_tasks{0};  // OpenMP: created a task in the current outermost region
+    // libgomp, timed: tasks this thread handed to libgomp wrapped (gomp_hooks.cpp: wrapped_task),
+    // and wrapped tasks it began (run_task), since its current outermost region began. Summed over
+    // a team, the difference is what is queued and not yet begun (queued_in_team).
+    std::atomic<std::uint64_t> tasks_handed{0};
+    std::atomic<std::uint64_t> handed_begun{0};
     std::atomic<std::uint32_t> loops{0};       // libomp: dispatched loops begun in the current outermost region
     // OpenMP: 1 + loops while the thread is parked before a chunk (parking.hpp's park), else 0:
     // which parked teammates a thread that begins a loop is ahead of (teammate_parked_behind).
@@ -60,6 +65,8 @@ struct alignas(64) ThreadCounters {
     // nesting leaves or reaches 0 only. libomp: the same for a thread in its region's barrier
     // (ompt_hooks.cpp), whose taskwaits spin on its CPU: parking.hpp's wait_in_barrier counts it.
     std::atomic<std::uint8_t> in_task{0};
+    // OpenMP: 1 while parking.hpp's at_barrier holds the thread out of its barrier.
+    std::atomic<std::uint8_t> held_at_barrier{0};
     // oneTBB: 1 when the owner is one of the runtime's own workers (a thread libtbb created,
     // adapters/tbb/thread_hooks.cpp), set at its creation: its waits are inside tasks.
     std::atomic<std::uint8_t> worker{0};
@@ -359,6 +366,8 @@ struct Teammates {
     bool engaged = false;       // one is engaged in its share of the region
     bool making_tasks = false;  // one of the engaged has made a task there
     bool tasks_made = false;    // one has made a task in the region, engaged or not
+    int in_barrier = 0;         // neither engaged nor held out of the barrier (at_barrier): in it
+    int held_before = 0;        // held out of it, in a slot before `self`'s (an order all agree on)
 };
 
 template <class Slots>
@@ -374,6 +383,9 @@ Teammates teammates_now(Slots& slots, const ThreadCounters* self) noexcept {
         const bool made = c.made_tasks.load(std::memory_order_relaxed) != 0;
         m.making_tasks = m.making_tasks || (engaged && made);
         m.tasks_made = m.tasks_made || made;
+        const bool held = c.held_at_barrier.load(std::memory_order_relaxed) != 0;
+        if (!engaged && !held) ++m.in_barrier;
+        if (held && c.index < self->index) ++m.held_before;
     }
     return m;
 }
@@ -386,6 +398,21 @@ std::uint64_t others_busy_total(Slots& slots, const ThreadCounters* self, std::u
     for (int i = 0, used = slots.used(); i < used; ++i)
         if (teammate(slots[i], self)) sum += busy_until(slots[i], now);
     return sum;
+}
+
+// Tasks that the team of `self` (itself included) handed to libgomp and nobody has begun yet
+// (ThreadCounters::tasks_handed); 0 or less: none. Every count handed first, then every count
+// begun: a task handed and begun between the two passes counts as begun only, so the result errs
+// low (a held thread goes on early), never high.
+template <class Slots>
+std::int64_t queued_in_team(Slots& slots, const ThreadCounters* self) noexcept {
+    std::uint64_t handed = 0, begun = 0;
+    const int used = slots.used();
+    for (int i = 0; i < used; ++i)
+        if (&slots[i] == self || teammate(slots[i], self)) handed += slots[i].tasks_handed.load(std::memory_order_relaxed);
+    for (int i = 0; i < used; ++i)
+        if (&slots[i] == self || teammate(slots[i], self)) begun += slots[i].handed_begun.load(std::memory_order_relaxed);
+    return static_cast<std::int64_t>(handed - begun);
 }
 
 // Progress marks of the teammates (ThreadCounters::marks): two reads some time apart tell whether

@@ -217,6 +217,8 @@ void run_task(void* p) {
     TaskHeader h = handed_over(static_cast<const TaskHeader*>(p));
     Frame work(g_gomp_state, t_state, /*wait=*/false, /*task=*/true);
     note_progress(g_gomp_state, t_state);  // made and run: each thread's progress is marked
+    if (t_state.counters) bump(t_state.counters->handed_begun);
+    if (g_gomp_state.held_for_queue.load(std::memory_order_relaxed)) tell_held_if_drained(g_gomp_state, t_state);
     bool outer_final = h.final && t_final_depth == 0;
     if (outer_final) t_final_depth = t_state.depth;
     struct EndFinal {
@@ -424,6 +426,7 @@ __attribute__((noinline)) void wrapped_task(TaskFn real_fn, void (*fn)(void*), v
     TaskHeader h{fn, cpyfn, data, offset, (flags & kTaskFlagFinal) != 0};
     std::memcpy(block, &h, sizeof h);
     if (!cpyfn && arg_size > 0) std::memcpy(block + offset, data, static_cast<std::size_t>(arg_size));
+    if (t_state.counters) apshim::bump(t_state.counters->tasks_handed);  // queued (or run now, inside: run_task)
     real_fn(&run_task, block, cpyfn ? &copy_task : nullptr, size, align, if_clause, flags, depend, priority, detach);
 }
 

@@ -58,6 +58,9 @@ struct State {
     std::atomic<int> parked_before_chunks{0};       // how many of them park() holds (marked parked_at_loop)
     std::atomic<int> parked_in_barrier{0};          // how many of them wait_in_barrier() holds (libomp)
     std::atomic<std::uint32_t> barrier_news{0};     // bumped for those: a teammate found no task, or left
+    // libgomp: threads are held at a barrier that all their teammates reached, while the queue
+    // has tasks; the task that empties it wakes them (parking.hpp: at_barrier, tell_held_if_drained).
+    std::atomic<bool> held_for_queue{false};
     SharedCpuTotal cpu_total;                       // the threads' CPU time, for the parked (parking.hpp)
     std::atomic<std::uint32_t> loops_exhausted{0};  // bumped when a chunk fetch finds a loop done
     std::atomic<bool> seen{false};                  // runtime_started() called (again after fork)

@@ -210,6 +210,9 @@ inline void look_again_soon(State& s) noexcept {
 // wait frame pushed.
 inline void at_barrier(State& s, ThreadState& t) noexcept {
     set_engaged(s, t, false);
+    // Between this arrival and the look at the others: of two threads arriving together, at
+    // least one sees the other arrived (the other's fence pairs with this one).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     int limit = s.limit.load(std::memory_order_relaxed);
     if (limit == kNotStarted) {
         // The first region's threads reach their first barrier before the controller has the
@@ -236,31 +239,71 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
     if (limit <= 0) return;
     Teammates m = teammates_now(s.slots, t.counters);
     if (!m.engaged) {
-        // The last to arrive: the barrier needs the threads parked at it.
-        if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
-        return;
+        // The last to arrive. The barrier needs the threads held here, but only once what is
+        // queued has run: libgomp has every thread in its barrier take queued tasks, and where a
+        // loop's iterations make the tasks (BOTS sparselu-for, alignment-for: every thread makes
+        // some, and they meet at the loop's end) the held ones ran them beside it, at 1.25-1.29
+        // CPUs at allotment 1 under OMP_PROC_BIND. While tasks remain queued, as many threads as
+        // the allotment admits run them in the barrier and the rest stay out; the task that
+        // empties the queue wakes those (tell_held_if_drained), and their polls see it too.
+        // Arriving together, two threads may each see the other arrived (both go in: what the
+        // queue rule then keeps is lost for that barrier) or, both held, pick by slot order
+        // which one goes in (held_before).
+        if (queued_in_team(s.slots, t.counters) <= 0) {
+            if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
+            return;
+        }
+        if (m.in_barrier < limit) {
+            if (s.parked.load(std::memory_order_relaxed) > 0) s.held_for_queue.store(true, std::memory_order_relaxed);
+            return;
+        }
+        s.held_for_queue.store(true, std::memory_order_relaxed);
+    } else {
+        if (m.working < limit) return;
+        // Only where there are tasks to leave to them. Without tasks (static loops, NPB SP and
+        // LU: a barrier every few microseconds) the barrier is just a meeting point, and a sleep
+        // and a wake-up per barrier cost 2-3x; a thread that comes first looks for up to
+        // kTaskWaitNs (letting its CPU go where confinement may share it with the latecomers:
+        // look_again_soon), for the region's tasks to appear (the single's thread makes them
+        // right after it starts) or the others to arrive, and otherwise enters the barrier as it
+        // would without the shim.
+        for (std::uint64_t until = now_ns() + kTaskWaitNs; !m.making_tasks;) {
+            look_again_soon(s);
+            m = teammates_now(s.slots, t.counters);
+            if (!m.engaged || (!m.making_tasks && now_ns() >= until)) return;
+        }
     }
-    if (m.working < limit) return;
-    // Only where there are tasks to leave to them. Without tasks (static loops, NPB SP and LU: a
-    // barrier every few microseconds) the barrier is just a meeting point, and a sleep and a
-    // wake-up per barrier cost 2-3x; a thread that comes first looks for up to kTaskWaitNs (letting
-    // its CPU go where confinement may share it with the latecomers: look_again_soon), for the
-    // region's tasks to appear (the single's thread makes them right after it starts) or the
-    // others to arrive, and otherwise enters the barrier as it would without the shim.
-    for (std::uint64_t until = now_ns() + kTaskWaitNs; !m.making_tasks;) {
-        look_again_soon(s);
-        m = teammates_now(s.slots, t.counters);
-        if (!m.engaged || (!m.making_tasks && now_ns() >= until)) return;
-    }
+    // Held: marked first (and fenced, as the arrival above), so that threads arriving together
+    // see each other held or in the barrier.
+    t.counters->held_at_barrier.store(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     OthersIdle idle(s, t.counters);
     OthersStuck stuck(s, t.counters);
     park_until(s.lot, s.parked, kBarrierHoldBounds, [&] {
         int l = s.limit.load(std::memory_order_relaxed);
         if (l <= 0 || l > limit) return true;
-        if (teammates_now(s.slots, t.counters).engaged && !idle.for_idle_ns() && !stuck.for_max_park_ns()) return false;
+        const Teammates now = teammates_now(s.slots, t.counters);
+        bool needed_later = now.engaged;
+        if (!now.engaged && queued_in_team(s.slots, t.counters) > 0) {
+            // Queued tasks, and every thread arrived: stay out while as many as the allotment
+            // admits are in the barrier; of the held, the first ones in slot order make up the
+            // rest, one by one (held_before), without waking the others.
+            if (now.in_barrier + now.held_before < limit) return true;
+            needed_later = true;
+        }
+        if (needed_later && !idle.for_idle_ns() && !stuck.for_max_park_ns()) return false;
         if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
         return true;
     });
+    t.counters->held_at_barrier.store(0, std::memory_order_relaxed);
+}
+
+// libgomp: a wrapped task begins while threads are held at a barrier that all their teammates
+// reached (at_barrier's last arrival). Where it was the last one queued, the barrier needs them.
+inline void tell_held_if_drained(State& s, ThreadState& t) noexcept {
+    if (!t.counters || queued_in_team(s.slots, t.counters) > 0) return;
+    s.held_for_queue.store(false, std::memory_order_relaxed);
+    s.lot.wake_all();
 }
 
 // The threads wait_in_barrier holds may be what their teammates wait for now: one of those found

@@ -70,6 +70,8 @@ APSHIM_HOT inline void attach(State& s, ThreadState& t) noexcept {
     if (t.counters) {
         t.counters->engaged.store(0, std::memory_order_relaxed);
         t.counters->made_tasks.store(0, std::memory_order_relaxed);
+        t.counters->tasks_handed.store(0, std::memory_order_relaxed);
+        t.counters->handed_begun.store(0, std::memory_order_relaxed);
         t.counters->in_task.store(0, std::memory_order_relaxed);
         t.counters->team.store(nullptr, std::memory_order_relaxed);
     }
@@ -345,7 +347,10 @@ inline void set_engaged(State& s, ThreadState& t, bool engaged) noexcept {
 inline void region_started(State& s, ThreadState& t, const void* team) noexcept {
     attach(s, t);
     if (!t.counters) return;
-    t.counters->team.store(team, std::memory_order_relaxed);
+    // The counts first, then the team: a new teammate is not read with its last region's counts.
+    t.counters->tasks_handed.store(0, std::memory_order_relaxed);
+    t.counters->handed_begun.store(0, std::memory_order_relaxed);
+    t.counters->team.store(team, std::memory_order_release);
     t.counters->made_tasks.store(0, std::memory_order_relaxed);
     t.counters->loops.store(0, std::memory_order_relaxed);
     t.counters->engaged.store(1, std::memory_order_release);

@@ -11,6 +11,12 @@
  *   omp_work static REGIONS ITEM_US   REGIONS short regions, each a schedule(static) loop of 64
  *                                     items of ITEM_US us
  *   omp_work loopy NTASKS TASK_MS     LOOPY: one region, one loop spawning NTASKS equal tasks
+ *   omp_work fortasks ROUNDS NTASKS [TASK_US]
+ *                                     ROUNDS regions, each a schedule(static) loop whose every
+ *                                     iteration makes a task of TASK_US us (default 500): every
+ *                                     thread makes tasks, and they meet at the loop's end (BOTS
+ *                                     sparselu-for's shape); stderr "fortasks rep <r> most <m>
+ *                                     all <n>": the most tasks one thread ran, and all
  *   omp_work flagwait ROUNDS 0        ROUNDS regions, each: parallel + single, whose thread makes a
  *                                     task that sets a flag and spins until it is set (a
  *                                     teammate in the barrier must run the task)
@@ -80,7 +86,7 @@ static long fibu(int n, int cutoff) {
 
 int main(int argc, char** argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: omp_work fib|fibbar|fibu|imbalanced|static|loopy|flagwait A B [SERIAL_MS]\n");
+        fprintf(stderr, "usage: omp_work fib|fibbar|fibu|imbalanced|static|loopy|fortasks|flagwait A B [SERIAL_MS]\n");
         return 2;
     }
     const char* mode = argv[1];
@@ -166,6 +172,32 @@ int main(int argc, char** argv) {
             }
         }
         for (int i = 0; i < a; ++i) checksum = checksum * 31 + out[i];
+        free(out);
+    } else if (!strcmp(mode, "fortasks")) {
+        uint64_t* out = calloc((size_t)b, sizeof *out);
+        for (int r = 0; r < a; ++r) {
+            memset(tasks_run, 0, sizeof tasks_run);
+#pragma omp parallel
+            {
+#pragma omp single nowait
+                report_team();
+#pragma omp for schedule(static)
+                for (int i = 0; i < b; ++i) {
+#pragma omp task firstprivate(i)
+                    {
+                        count_task();
+                        out[i] = spin_us((uint64_t)r * b + i, serial > 0 ? serial : 500);
+                    }
+                }
+            }
+            long all = 0, most = 0;
+            for (int i = 0; i < 256; ++i) {
+                all += tasks_run[i];
+                if (tasks_run[i] > most) most = tasks_run[i];
+            }
+            fprintf(stderr, "fortasks rep %d most %ld all %ld\n", r, most, all);
+            for (int i = 0; i < b; ++i) checksum = checksum * 31 + out[i];
+        }
         free(out);
     } else if (!strcmp(mode, "flagwait")) {
         for (int r = 0; r < a; ++r) {
