@@ -376,14 +376,14 @@ Teammates teammates_now(Slots& slots, const ThreadCounters* self) noexcept {
     for (int i = 0, used = slots.used(); i < used; ++i) {
         const ThreadCounters& c = slots[i];
         if (!teammate(c, self)) continue;
-        bool engaged = c.engaged.load(std::memory_order_acquire) != 0;
+        bool engaged = c.engaged.load(std::memory_order_seq_cst) != 0;  // seq_cst: parking.hpp, at_barrier
         if (engaged || c.busy_since.load(std::memory_order_relaxed) != 0) ++m.working;
         else if (c.in_task.load(std::memory_order_relaxed)) ++m.waiting_in_tasks;
         m.engaged = m.engaged || engaged;
         const bool made = c.made_tasks.load(std::memory_order_relaxed) != 0;
         m.making_tasks = m.making_tasks || (engaged && made);
         m.tasks_made = m.tasks_made || made;
-        const bool held = c.held_at_barrier.load(std::memory_order_relaxed) != 0;
+        const bool held = c.held_at_barrier.load(std::memory_order_seq_cst) != 0;
         if (!engaged && !held) ++m.in_barrier;
         if (held && c.index < self->index) ++m.held_before;
     }

@@ -209,10 +209,9 @@ inline void look_again_soon(State& s) noexcept {
 // Outermost regions only (nested teams are the program's business). Called with the barrier's
 // wait frame pushed.
 inline void at_barrier(State& s, ThreadState& t) noexcept {
+    // Sequentially consistent, as teammates_now's loads: of two threads arriving together, at
+    // least one sees the other arrived. (ThreadSanitizer does not take a fence.)
     set_engaged(s, t, false);
-    // Between this arrival and the look at the others: of two threads arriving together, at
-    // least one sees the other arrived (the other's fence pairs with this one).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
     int limit = s.limit.load(std::memory_order_relaxed);
     if (limit == kNotStarted) {
         // The first region's threads reach their first barrier before the controller has the
@@ -273,10 +272,9 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
             if (!m.engaged || (!m.making_tasks && now_ns() >= until)) return;
         }
     }
-    // Held: marked first (and fenced, as the arrival above), so that threads arriving together
-    // see each other held or in the barrier.
-    t.counters->held_at_barrier.store(1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // Held: marked first (sequentially consistent, as the arrival above), so that threads
+    // arriving together see each other held or in the barrier.
+    t.counters->held_at_barrier.store(1, std::memory_order_seq_cst);
     OthersIdle idle(s, t.counters);
     OthersStuck stuck(s, t.counters);
     park_until(s.lot, s.parked, kBarrierHoldBounds, [&] {

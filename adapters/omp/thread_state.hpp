@@ -339,7 +339,8 @@ inline void mark_external(State& s, ThreadState& t) noexcept {
 // implicit task's start and a barrier, between a barrier and the next one or the region's end.
 inline void set_engaged(State& s, ThreadState& t, bool engaged) noexcept {
     attach(s, t);
-    if (t.counters) t.counters->engaged.store(engaged ? 1 : 0, std::memory_order_release);
+    // Sequentially consistent: parking.hpp's at_barrier (two arrivals see each other).
+    if (t.counters) t.counters->engaged.store(engaged ? 1 : 0, std::memory_order_seq_cst);
 }
 
 // The thread starts its share of a new outermost region, `team` (any address its threads share):
