@@ -242,11 +242,13 @@ public:
     // one thread may go on where the owners used less CPU than `limit` threads admit, by half a
     // processor, between the last two readings (read afresh where due, as read() says), and no
     // other caller went on for that reading.
+    // `margin`: by this much instead (parking.hpp's barrier_cpu).
     template <class Slots>
-    bool room_for_one(Slots& slots, std::uint64_t now, std::uint64_t min_age_ns, int limit) noexcept {
+    bool room_for_one(Slots& slots, std::uint64_t now, std::uint64_t min_age_ns, int limit,
+                      double margin = 0.5) noexcept {
         const Window w = read(slots, now, min_age_ns);
         const double used = w.cpus();
-        return used >= 0 && used < limit - 0.5 && first_for(w);
+        return used >= 0 && used < limit - margin && first_for(w);
     }
 
     // A thread room_for_one let go may keep going while the owners used no more CPU than `limit`

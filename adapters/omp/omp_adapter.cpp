@@ -167,6 +167,7 @@ void OmpAdapter::after_fork_child() {
     spinning_seen_.sections_held = 0;
     state_.lot.reset();
     state_.cpu_total.reset();
+    state_.barrier_cpu.reset();
     sampler_.reset();
     last_ns_ = last_forks_ = 0;
 }

@@ -62,6 +62,7 @@ struct State {
     // has tasks; the task that empties it wakes them (parking.hpp: at_barrier, tell_held_if_drained).
     std::atomic<bool> held_for_queue{false};
     SharedCpuTotal cpu_total;                       // the threads' CPU time, for the parked (parking.hpp)
+    SharedCpuTotal barrier_cpu;                     // the same, read once a second: at_barrier's CPU rule
     std::atomic<std::uint32_t> loops_exhausted{0};  // bumped when a chunk fetch finds a loop done
     std::atomic<bool> seen{false};                  // runtime_started() called (again after fork)
     std::atomic<std::uint64_t> first_wait_until{0}; // barriers wait for the first allotment until then (parking.hpp)
