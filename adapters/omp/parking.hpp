@@ -297,11 +297,11 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
         }
         // The CPU rule: over a second or more, the job's threads used less CPU than the
         // allotment admits, by a third of a processor. Its working thread shares its CPU: under
-        // OMP_PROC_BIND two jobs' first threads are bound to the same one, and where both were
-        // held to them, the other CPU stayed idle (BOTS health + sort, gcc, each job at
-        // allotment 1: mean response 1.42x native, against 0.92x when a held thread went in
-        // after a second whatever happened). One held thread goes on, on its own CPU, per
-        // reading. (A third, not libomp's half: two threads sharing a CPU use half of it each.)
+        // OMP_PROC_BIND two jobs' threads 0 are bound to the same one, and where both jobs are
+        // held to them the other CPU stays idle (bench/results/2026-12-07-bind-pairs-gcc-dev2core:
+        // BOTS uts + health medium, 8.4-11.8 s where they shared it, 4.2-7.1 s where not). One
+        // held thread goes on, on its own CPU, per reading. (A third, not libomp's half: two
+        // threads sharing a CPU use half of it each.)
         if (needed_later && !idle.for_idle_ns() && !stuck.for_max_park_ns() &&
             !s.barrier_cpu.room_for_one(s.slots, now_ns(), kMaxParkNs, limit, kBarrierCpuMargin))
             return false;
