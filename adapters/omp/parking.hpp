@@ -299,7 +299,8 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
         // allotment admits, by a third of a processor. Its working thread shares its CPU: under
         // OMP_PROC_BIND two jobs' threads 0 are bound to the same one, and where both jobs are
         // held to them the other CPU stays idle (bench/results/2026-12-07-bind-pairs-gcc-dev2core:
-        // BOTS uts + health medium, 8.4-11.8 s where they shared it, 4.2-7.1 s where not). One
+        // BOTS uts + health medium took 8.4-11.8 s in some runs, 4.2-7.1 s in others; the
+        // eightieth session traced the two cases, docs/enforcement.md). One
         // held thread goes on, on its own CPU, per reading. (A third, not libomp's half: two
         // threads sharing a CPU use half of it each.)
         if (needed_later && !idle.for_idle_ns() && !stuck.for_max_park_ns() &&
