@@ -166,6 +166,14 @@ public:
     // before the adapters' constructors.
     virtual bool libomp_binding_asked() const noexcept { return false; }
 
+    // Where the threads are bound (a user's binding, the program's own: confinement off for it),
+    // the rank of `cpu` among the CPUs the table placed the job on: 0 for the CPU of its lowest
+    // processor (the one it keeps when its allotment shrinks to 1), 1 the next..., kCpuUnplaced
+    // for one not among them; -1 where not known (not bound, no allotment yet). The adapters
+    // choose which threads work by it (adapters/omp/parking.hpp). Lock-free.
+    static constexpr int kCpuUnplaced = 253;
+    virtual int cpu_rank(int) const noexcept { return -1; }
+
     // APSHIM_INLINE_TASKS: at allotment 1 an OpenMP task made inside another task may run at once
     // on the thread that made it. OpenMP lets an implementation run any task at once (both
     // runtimes do when their queues are long); on one CPU a queue buys no parallelism, only its

@@ -877,7 +877,49 @@ void spawn_end() noexcept {
     g_spawning.fetch_sub(1, std::memory_order_acq_rel);
 }
 
+namespace {
+// publish_placement's ranks, one byte a CPU (kUnplaced: not the job's), and whether they are known.
+// Written by the controller only, read by any thread; a reader meeting a change halfway reads a mix
+// of the two, which costs one choice of a working thread (adapters/omp/parking.hpp), never
+// correctness.
+std::atomic<std::uint8_t> g_rank[kRankedCpus];
+std::atomic<bool> g_ranks_known{false};
+
+bool off_by_binding(const char* why) noexcept {
+    return why == kProcBind || why == kPlaces || why == kGompAffinity || why == kKmpAffinity || why == kProgramBinds;
+}
+}  // namespace
+
+void publish_placement(const gat::ProcSet& procs, int P) noexcept {
+    if (!off_by_binding(why_off()) || !procs.any()) {
+        g_ranks_known.store(false, std::memory_order_release);
+        return;
+    }
+    if (g_cpu_order.empty()) compute_cpu_order();
+    const int n = static_cast<int>(g_cpu_order.size());
+    if (n == 0) {
+        g_ranks_known.store(false, std::memory_order_release);
+        return;
+    }
+    std::uint8_t ranks[kRankedCpus];
+    std::fill(ranks, ranks + kRankedCpus, static_cast<std::uint8_t>(kUnplaced));
+    int next = 0;
+    for (int i = 0; i < P && i < gat::kMaxProcessors; ++i) {
+        const int cpu = g_cpu_order[i % n];  // APSHIM_P above the CPUs: processors share them
+        if (procs[i] && cpu < kRankedCpus && ranks[cpu] == kUnplaced) ranks[cpu] = static_cast<std::uint8_t>(std::min(next++, kUnplaced - 1));
+    }
+    for (int c = 0; c < kRankedCpus; ++c)
+        if (g_rank[c].load(std::memory_order_relaxed) != ranks[c]) g_rank[c].store(ranks[c], std::memory_order_relaxed);
+    if (!g_ranks_known.load(std::memory_order_relaxed)) g_ranks_known.store(true, std::memory_order_release);
+}
+
+int rank(int cpu) noexcept {
+    if (cpu < 0 || cpu >= kRankedCpus || !g_ranks_known.load(std::memory_order_acquire)) return -1;
+    return g_rank[cpu].load(std::memory_order_relaxed);
+}
+
 void after_fork_child() noexcept {
+    g_ranks_known.store(false, std::memory_order_relaxed);  // the child's controller publishes its own
     // Only the forking thread exists: another thread may have held the mutex at the fork.
     g_apply_mutex = PTHREAD_MUTEX_INITIALIZER;
     // The parent's threads are not the child's: of the program's bindings only the forking

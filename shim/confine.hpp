@@ -184,4 +184,19 @@ void after_fork_child() noexcept;
 // The CPUs the job runs on now (empty when not confined), for the trace and `apshim status`.
 int confined_cpus() noexcept;
 
+// Controller thread, every cycle: the CPUs of the table processors `procs` (of P) are where the job
+// would be confined. Where the threads are bound instead (a user's binding, the program's own:
+// why_off), each keeps to its CPU, and the adapters choose which of them work by it (rank): under
+// OMP_PROC_BIND two jobs' threads 0 share CPU 0, and two jobs held to their threads 0 left the
+// other CPU idle. Elsewhere (confinement possible, or off by an option or a fault) nothing is
+// published.
+void publish_placement(const gat::ProcSet& procs, int P) noexcept;
+// Any thread, lock-free: where publish_placement's CPUs are known, `cpu`'s rank among them, in the
+// table's processor order (0 for the CPU of the job's lowest processor: the one it keeps when its
+// allotment shrinks to 1, gat/placement.hpp), or kUnplaced for a CPU not among them; -1 where
+// nothing is published (or `cpu` is not below kRankedCpus).
+inline constexpr int kRankedCpus = 1024;
+inline constexpr int kUnplaced = 253;
+int rank(int cpu) noexcept;
+
 }  // namespace apshim::confine

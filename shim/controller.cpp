@@ -341,6 +341,7 @@ void Controller::first_allotment() noexcept {
     s.allotment = std::max(1, answered);
     s.desire = s.usage = s.P;
     read_others();
+    confine::publish_placement(running_procs(), s.P);  // before the first limit: who holds it (parking.hpp)
     {
         HostIdentity host(host_name_);
         for (auto& slot : adapters_)
@@ -729,6 +730,7 @@ void Controller::apply_allotment(bool confine_now) noexcept {
     // as it asks for: its own first, or the other half (width_half).
     if (s.width_check.narrows())
         cpus = width_half(s.procs, cpus, s.width_check.probe_width(), s.width_check.on_last_half());
+    confine::publish_placement(cpus, s.P);  // before the limits below (parking.hpp reads both)
     int total = std::max(s.allotment, cpus.count());
     split_allotment(total, busy, n, share, n == s.split_n && total == s.split_total ? s.split : nullptr);
     std::copy(share, share + n, s.split);

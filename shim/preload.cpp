@@ -88,6 +88,7 @@ public:
     bool others_want_more() const noexcept override { return g_controller->others_want_more(); }
     bool confinement_possible() const noexcept override { return confine::why_off() == nullptr; }
     bool libomp_binding_asked() const noexcept override { return confine::libomp_binding_asked() != nullptr; }
+    int cpu_rank(int cpu) const noexcept override { return confine::rank(cpu); }
     bool inline_tasks() const noexcept override { return g_options->inline_tasks; }
     void reclaim() const noexcept override { g_controller->wake_to_reclaim(); }
     void env_default(const char* name, const char* value) const noexcept override { env::add_default(name, value); }
@@ -98,6 +99,7 @@ protected:
         apshim::vlog(static_cast<LogLevel>(level), fmt, ap);
     }
 };
+static_assert(Host::kCpuUnplaced == confine::kUnplaced);
 static_assert(static_cast<int>(Host::Severity::error) == static_cast<int>(LogLevel::error) &&
               static_cast<int>(Host::Severity::warn) == static_cast<int>(LogLevel::warn) &&
               static_cast<int>(Host::Severity::info) == static_cast<int>(LogLevel::info) &&

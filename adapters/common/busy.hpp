@@ -65,7 +65,11 @@ struct alignas(64) ThreadCounters {
     // nesting leaves or reaches 0 only. libomp: the same for a thread in its region's barrier
     // (ompt_hooks.cpp), whose taskwaits spin on its CPU: parking.hpp's wait_in_barrier counts it.
     std::atomic<std::uint8_t> in_task{0};
-    // OpenMP: 1 while parking.hpp's at_barrier holds the thread out of its barrier.
+    // OpenMP: while parking.hpp's at_barrier holds the thread out of its barrier (or its implicit
+    // task's taskwait: at_implicit_taskwait), its place in the order in which the held go in:
+    // 1 + its CPU's rank where the job's threads are bound (Host::cpu_rank), kHeld where that is
+    // not known; 0 while not held.
+    static constexpr std::uint8_t kHeld = 255;
     std::atomic<std::uint8_t> held_at_barrier{0};
     // oneTBB: 1 when the owner is one of the runtime's own workers (a thread libtbb created,
     // adapters/tbb/thread_hooks.cpp), set at its creation: its waits are inside tasks.
@@ -366,28 +370,40 @@ struct Teammates {
     int working = 0;            // engaged (above) or inside user work
     int waiting_in_tasks = 0;   // neither, but inside a task (ThreadCounters::in_task)
     bool engaged = false;       // one is engaged in its share of the region
+    int engaged_count = 0;      // how many are
     bool making_tasks = false;  // one of the engaged has made a task there
     bool tasks_made = false;    // one has made a task in the region, engaged or not
     int in_barrier = 0;         // neither engaged nor held out of the barrier (at_barrier): in it
-    int held_before = 0;        // held out of it, in a slot before `self`'s (an order all agree on)
+    int held = 0;               // held out of it
+    int count = 0;              // teammates seen (started in the region: region_started)
+    int unstarted = 0;          // OpenMP: teammates not started yet, read as engaged (parking.hpp: team_now)
+    // Held out of it and ahead of `self` in an order all agree on: by held_at_barrier (the CPUs the
+    // job is placed on first, where its threads are bound), then by slot; `self` placed as its own
+    // held_at_barrier says (not held: last).
+    int held_before = 0;
 };
 
 template <class Slots>
 Teammates teammates_now(Slots& slots, const ThreadCounters* self) noexcept {
     Teammates m;
+    const std::uint8_t self_held = self->held_at_barrier.load(std::memory_order_relaxed);
+    const unsigned self_key = self_held ? self_held : 256u;
     for (int i = 0, used = slots.used(); i < used; ++i) {
         const ThreadCounters& c = slots[i];
         if (!teammate(c, self)) continue;
+        ++m.count;
         bool engaged = c.engaged.load(std::memory_order_seq_cst) != 0;  // seq_cst: parking.hpp, at_barrier
         if (engaged || c.busy_since.load(std::memory_order_relaxed) != 0) ++m.working;
         else if (c.in_task.load(std::memory_order_relaxed)) ++m.waiting_in_tasks;
         m.engaged = m.engaged || engaged;
+        m.engaged_count += engaged ? 1 : 0;
         const bool made = c.made_tasks.load(std::memory_order_relaxed) != 0;
         m.making_tasks = m.making_tasks || (engaged && made);
         m.tasks_made = m.tasks_made || made;
-        const bool held = c.held_at_barrier.load(std::memory_order_seq_cst) != 0;
+        const std::uint8_t held = c.held_at_barrier.load(std::memory_order_seq_cst);
         if (!engaged && !held) ++m.in_barrier;
-        if (held && c.index < self->index) ++m.held_before;
+        if (held) ++m.held;
+        if (held && (held != self_key ? held < self_key : c.index < self->index)) ++m.held_before;
     }
     return m;
 }

@@ -181,6 +181,80 @@ inline void look_again_soon(State& s) noexcept {
     }
 }
 
+// The calling thread's place in the order in which held threads go in (ThreadCounters::
+// held_at_barrier): where the job's threads are bound, 1 + the rank of its CPU among those the
+// table placed the job on (Host::cpu_rank: the CPU the job keeps at allotment 1 first, one not
+// the job's last), else kHeld. Under OMP_PROC_BIND two jobs' threads 0 share CPU 0 (and their
+// threads 1 CPU 1), and two jobs held to one working thread each left the other CPU idle where
+// chance made both threads 0 the working ones (BOTS health + sort, gcc: a pair's repetitions took
+// 0.4-0.9 s or 1.3-1.7 s, bench/results/2026-12-07-bind-pairs-gcc-dev2core). libgomp only: there
+// a thread held out of its barrier is all that chooses who runs the queued tasks; libomp's threads
+// are held between tasks too (wait_in_barrier).
+inline std::uint8_t held_key(const State& s) noexcept {
+    // (Any CPU's rank says whether they are known, without sched_getcpu: most jobs are not bound.)
+    if (&s != &g_gomp_state || host().cpu_rank(0) < 0) return ThreadCounters::kHeld;
+    const int cpu = sched_getcpu();
+    const int rank = cpu < 0 ? -1 : host().cpu_rank(cpu);
+    return rank < 0 ? ThreadCounters::kHeld : static_cast<std::uint8_t>(1 + std::min(rank, Host::kCpuUnplaced));
+}
+
+// teammates_now, and where the job's threads are bound (`ranked`: held_key), a libgomp team's
+// threads that have not started their share yet (its first region makes them now:
+// ThreadState::team_size) read as engaged in it: a first arrival of the first region saw no
+// teammate, and took the root task that a teammate on the job's CPUs was to run. Only there: a
+// thread without a slot would read as never started.
+inline Teammates team_now(State& s, const ThreadState& t, bool ranked) noexcept {
+    Teammates m = teammates_now(s.slots, t.counters);
+    if (const int missing = t.team_size - 1 - m.count; ranked && missing > 0) {
+        m.unstarted = missing;
+        m.working += missing;
+        m.engaged_count += missing;
+        m.engaged = true;
+    }
+    return m;
+}
+
+// How many of the arrived threads run `queued` tasks in the barrier, where at most `limit` may work:
+// ranked (held_key), no more than there are tasks, so that the best ranked take a lone root.
+inline std::int64_t queue_runners(int limit, std::int64_t queued, std::uint8_t key) noexcept {
+    return key == ThreadCounters::kHeld ? limit : std::min<std::int64_t>(limit, queued);
+}
+
+// at_barrier where the job's threads are bound (`key`: held_key): the threads on the job's best
+// ranked CPUs run the queued tasks, as many as there are tasks and the allotment admits
+// (queue_runners), and the others stay out. Ahead of an arrival: the threads in the barrier, the
+// held ones before it, and those still in their share of the region (they use the allotment, and
+// the one making the tasks comes to run them). With nothing queued it goes in as at_barrier
+// would, but a thread not on the job's first CPUs first looks for up to kTaskWaitNs for a task to
+// appear: at a `single`'s barrier it arrives before the single's thread has made the root task,
+// and took it (the job's best CPU then idle, and the root's thread on another job's; at its start
+// a job alone ranks every CPU, and keeps its first one when it shrinks: gat/placement.hpp).
+// Returns whether it is held; marked held (seen so by the others) either way while it decides.
+inline bool ranked_arrival(State& s, ThreadState& t, int limit, std::uint8_t key) noexcept {
+    t.counters->held_at_barrier.store(key, std::memory_order_seq_cst);
+    bool hold = false;
+    for (const std::uint64_t until = now_ns() + kTaskWaitNs;;) {
+        const Teammates m = team_now(s, t, true);
+        const std::int64_t queued = queued_in_team(s.slots, t.counters);
+        if (queued >= 1) {
+            hold = m.in_barrier + m.held_before + m.engaged_count >= queue_runners(limit, queued, key);
+            if (hold) s.held_for_queue.store(true, std::memory_order_relaxed);
+            break;
+        }
+        if (!m.engaged) break;  // all here, nothing queued: the barrier is a meeting point
+        if (m.making_tasks) {   // as at_barrier: held while the allotment is at work
+            hold = m.working >= limit;
+            break;
+        }
+        if ((m.working < limit && key - 1 < limit - m.working) || now_ns() >= until) break;
+        look_again_soon(s);
+    }
+    if (!hold) t.counters->held_at_barrier.store(0, std::memory_order_seq_cst);
+    // Those now ahead go in, or (going in itself) the held wake to ask again.
+    if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
+    return hold;
+}
+
 // At a barrier: a thread arriving there holds no task and no iteration, and nobody's user code can
 // be waiting for it (whatever it had to do before the barrier is done). While as many other
 // threads as the allotment admits are still working (engaged in their share of the region, or
@@ -237,8 +311,11 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
         limit = s.limit.load(std::memory_order_relaxed);
     }
     if (limit <= 0) return;
-    Teammates m = teammates_now(s.slots, t.counters);
-    if (!m.engaged) {
+    // Where the job's threads are bound, its placement decides who runs the queue (ranked_arrival).
+    const std::uint8_t key = held_key(s);
+    if (key != ThreadCounters::kHeld) {
+        if (!ranked_arrival(s, t, limit, key)) return;
+    } else if (Teammates m = teammates_now(s.slots, t.counters); !m.engaged) {
         // The last to arrive. The barrier needs the threads held here, but only once what is
         // queued has run: libgomp has every thread in its barrier take queued tasks, and where a
         // loop's iterations make the tasks (BOTS sparselu-for, alignment-for: every thread makes
@@ -252,8 +329,7 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
         // One queued task at most (a `single nowait`'s root: BOTS health, sort, uts) is left to
         // libgomp as before: all go in, and the first woken takes it. Kept out, the held let the
         // last arrival (the single's thread, mostly thread 0) run it every time, and under
-        // OMP_PROC_BIND two such jobs' threads 0 share CPU 0: BOTS health + sort (gcc) pairs at
-        // 1.42-1.68x native mean response against 0.92x.
+        // OMP_PROC_BIND two such jobs' threads 0 share CPU 0 (ranked_arrival now chooses there).
         if (queued_in_team(s.slots, t.counters) <= 1) {
             if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();
             return;
@@ -277,18 +353,25 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
     }
     // Held: marked first (sequentially consistent, as the arrival above), so that threads
     // arriving together see each other held or in the barrier.
-    t.counters->held_at_barrier.store(1, std::memory_order_seq_cst);
+    t.counters->held_at_barrier.store(key, std::memory_order_seq_cst);
     OthersIdle idle(s, t.counters);
     OthersStuck stuck(s, t.counters);
     park_until(s.lot, s.parked, kBarrierHoldBounds, [&] {
         int l = s.limit.load(std::memory_order_relaxed);
         if (l <= 0 || l > limit) return true;
-        const Teammates now = teammates_now(s.slots, t.counters);
+        const Teammates now = team_now(s, t, key != ThreadCounters::kHeld);
         bool needed_later = now.engaged;
-        // (A lone queued task is the last arrival's to leave to libgomp, as above, unless it is
-        // what remains of a queue the held already wait out: held_for_queue.)
-        const std::int64_t lone = s.held_for_queue.load(std::memory_order_relaxed) ? 0 : 1;
-        if (!now.engaged && queued_in_team(s.slots, t.counters) > lone) {
+        const std::int64_t queued = queued_in_team(s.slots, t.counters);
+        if (key != ThreadCounters::kHeld) {
+            // Ranked (ranked_arrival): in while fewer than the queue's runners are ahead of it.
+            if (queued >= 1) {
+                if (now.in_barrier + now.held_before + now.engaged_count < queue_runners(limit, queued, key)) return true;
+                needed_later = true;
+            }
+        } else if (const std::int64_t lone = s.held_for_queue.load(std::memory_order_relaxed) ? 0 : 1;
+                   !now.engaged && queued > lone) {
+            // (A lone queued task is the last arrival's to leave to libgomp, as above, unless it
+            // is what remains of a queue the held already wait out: held_for_queue.)
             // Queued tasks, and every thread arrived: stay out while as many as the allotment
             // admits are in the barrier; of the held, the first ones in slot order make up the
             // rest, one by one (held_before), without waking the others.
@@ -307,7 +390,8 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
         // rule for both, one CI run under ASan read 1.15+ CPUs at allotment 1 for libomp's tied
         // fib (omp.clang.bind_tasks: one region's tasks on both threads); not explained, and the
         // rule taken out of libomp's way.
-        if (needed_later && !idle.for_idle_ns() && !stuck.for_max_park_ns() &&
+        // (Not the idle rule while a teammate has yet to start: it waits for a CPU, not for us.)
+        if (needed_later && (now.unstarted > 0 || !idle.for_idle_ns()) && !stuck.for_max_park_ns() &&
             !(&s == &g_gomp_state &&
               s.barrier_cpu.room_for_one(s.slots, now_ns(), kMaxParkNs, limit, kBarrierCpuMargin)))
             return false;
@@ -323,6 +407,58 @@ inline void tell_held_if_drained(State& s, ThreadState& t) noexcept {
     if (!t.counters || queued_in_team(s.slots, t.counters) > 0) return;
     s.held_for_queue.store(false, std::memory_order_relaxed);
     s.lot.wake_all();
+}
+
+// libgomp, a taskwait of a thread's implicit task in an outermost region (BOTS fib, nqueens,
+// floorplan: a `single` makes the tasks and waits for them, its teammates at the barrier). Where
+// the job's threads are bound and better ranked teammates (held_key) are held at the barrier or
+// in it, it leaves its queued tasks to them, as a barrier's last arrival does (at_barrier), and
+// waits for them to be begun before it waits for them to end: libgomp's taskwait runs the
+// waiting task's queued children itself, with nothing to hold it there. Safe: nobody waits for an
+// implicit task (only a barrier, which needs this thread anyway), and its queued tasks go to a
+// teammate in the barrier. Goes on as a held thread at a barrier does: the queue begun
+// (tell_held_if_drained), the allotment up or released, the others idle or making no progress (a
+// queued task that another spins for), or kMaxBarrierHoldNs. Only where no teammate is still in
+// its share of the region.
+inline void at_implicit_taskwait(State& s, ThreadState& t) noexcept {
+    const int limit = s.limit.load(std::memory_order_relaxed);
+    if (limit <= 0 || !t.counters) return;
+    const std::uint8_t key = held_key(s);  // first: most jobs are not bound, and it says so at once
+    if (key == ThreadCounters::kHeld) return;
+    const std::int64_t queued = queued_in_team(s.slots, t.counters);
+    if (queued < 1) return;
+    Teammates m = teammates_now(s.slots, t.counters);
+    // Teammates not started yet (the first region makes them now: fib's single waits within
+    // microseconds of its fork) go to the barrier when they start, there to run the queue.
+    const int missing = std::max(t.team_size - 1 - m.count, 0);
+    if (m.engaged || m.held + m.in_barrier + missing == 0) return;
+    // Ahead of it: those in the barrier, the held in a better place, and the teammates not started
+    // where its own CPU is not among the job's first `limit`.
+    const auto ahead = [&](const Teammates& now) {
+        const int unstarted = key > limit ? std::max(t.team_size - 1 - now.count, 0) : 0;
+        return now.in_barrier + now.held_before + unstarted;
+    };
+    t.counters->held_at_barrier.store(key, std::memory_order_seq_cst);
+    m = teammates_now(s.slots, t.counters);
+    if (ahead(m) < queue_runners(limit, queued, key)) {  // among the best: runs them itself
+        t.counters->held_at_barrier.store(0, std::memory_order_seq_cst);
+        return;
+    }
+    set_engaged(s, t, false);
+    s.held_for_queue.store(true, std::memory_order_relaxed);
+    if (s.parked.load(std::memory_order_relaxed) > 0) s.lot.wake_all();  // those ahead go in now
+    OthersIdle idle(s, t.counters);
+    OthersStuck stuck(s, t.counters);
+    park_until(s.lot, s.parked, kBarrierHoldBounds, [&] {
+        const int l = s.limit.load(std::memory_order_relaxed);
+        const std::int64_t q = queued_in_team(s.slots, t.counters);
+        if (l <= 0 || l > limit || q < 1) return true;
+        const Teammates now = teammates_now(s.slots, t.counters);
+        return ahead(now) < queue_runners(limit, q, key) || (t.team_size - 1 <= now.count && idle.for_idle_ns()) ||
+               stuck.for_max_park_ns();
+    });
+    t.counters->held_at_barrier.store(0, std::memory_order_relaxed);
+    set_engaged(s, t, true);
 }
 
 // The threads wait_in_barrier holds may be what their teammates wait for now: one of those found

@@ -41,6 +41,8 @@ struct ThreadState {
     // The CPU escape let it go from its barrier: it goes on while the team uses no more CPU than
     // its limit by half a processor (parking.hpp: wait_in_barrier).
     bool cpu_pass = false;
+    // libgomp: the size of the thread's outermost team (run_region), 0 where not known.
+    int team_size = 0;
 };
 
 inline bool frame_is_wait(const ThreadState& t, int i) noexcept {
