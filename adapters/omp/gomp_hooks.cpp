@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -73,7 +74,18 @@ struct Region {
     Fn fn;
     void* data;
     int asked;  // whole_team_asked(): the team it asked for where it may get fewer, else 0
+    // Which fork this is (next_team_token): the token its threads share (ThreadCounters::team).
+    // Not the Region's address: the regions a loop forks have the same one, and a thread yet to
+    // start the new one read as a teammate already at its barrier (parking.hpp: a first arrival
+    // then left BOTS uts's root task, made in a `single nowait`, to a teammate not there yet).
+    std::uintptr_t token;
 };
+
+// One token per outermost fork, never 0.
+std::uintptr_t next_team_token() noexcept {
+    static std::atomic<std::uintptr_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 // Reads an object another thread wrote before libgomp handed it over (a Region on the forking
 // thread's stack, a task's header in the block libgomp copied). libgomp's barriers and queues
@@ -87,7 +99,7 @@ struct Region {
 #define APSHIM_UNCHECKED_READ __attribute__((noipa, no_sanitize("thread")))
 #endif
 APSHIM_UNCHECKED_READ Region handed_over(const Region* p) noexcept {
-    return Region{p->reductions, p->fn, p->data, p->asked};
+    return Region{p->reductions, p->fn, p->data, p->asked, p->token};
 }
 
 // On a thread of an outermost region that asked for `asked` threads: the primary counts the
@@ -105,7 +117,7 @@ void run_region(void* p) {
     {
         Frame work(g_gomp_state, t_state, /*wait=*/false);
         if (outermost) {
-            region_started(g_gomp_state, t_state, p);  // the forking thread's Region: one per team
+            region_started(g_gomp_state, t_state, reinterpret_cast<const void*>(r.token));  // one per fork
             auto num_threads = gomp.num_threads.get();
             t_state.team_size = num_threads ? num_threads() : 0;
         }
@@ -134,7 +146,7 @@ class OutermostTeam {
 public:
     OutermostTeam(Fn fn, void* data, unsigned num_threads, const void* site, unsigned sections = 0,
                   void* reductions = nullptr)
-        : region_{reductions, fn, data, 0}, size_(num_threads) {
+        : region_{reductions, fn, data, 0, next_team_token()}, size_(num_threads) {
         if (!gomp.outermost()) return;
         mark_external(g_gomp_state, t_state);  // the forking thread (busy.hpp)
         bool opted_in = shrink_allowed_by_user();

@@ -99,3 +99,40 @@ TEST_CASE("a thread let go keeps going while the owners use no more than their l
     CHECK(total.within(slots, 11 * kMs, kMs, 4));      // the same window (not due again): <= 4.5
     CHECK(total.within(slots, 100 * kMs, 0, 1));       // idle since: about 0
 }
+
+TEST_CASE("held threads go in by their place, those on the job's CPUs first, then by slot", "[parking]") {
+    // at_barrier's order (adapters/omp/parking.hpp: held_key): 1 + the rank of a thread's CPU among
+    // the job's where its threads are bound, kHeld where that is not known.
+    apshim::ThreadSlots<4> slots;
+    static const int team = 0;
+    apshim::ThreadCounters* c[4];
+    for (auto*& p : c) {
+        p = slots.claim();
+        REQUIRE(p != nullptr);
+        p->team.store(&team);
+    }
+    const auto before = [&](int i) { return apshim::teammates_now(slots, c[i]).held_before; };
+    // Unranked, all kHeld: slot order.
+    for (int i = 0; i < 4; ++i) c[i]->held_at_barrier.store(apshim::ThreadCounters::kHeld);
+    CHECK(before(0) == 0);
+    CHECK(before(3) == 3);
+    // Ranked: slot 3 on the job's first CPU, slot 2 on its second, 0 and 1 on another job's.
+    c[3]->held_at_barrier.store(1);
+    c[2]->held_at_barrier.store(2);
+    c[0]->held_at_barrier.store(1 + apshim::Host::kCpuUnplaced);
+    c[1]->held_at_barrier.store(1 + apshim::Host::kCpuUnplaced);
+    CHECK(before(3) == 0);
+    CHECK(before(2) == 1);
+    CHECK(before(0) == 2);
+    CHECK(before(1) == 3);
+    // One that is not held counts every held teammate ahead of it, and none of them counts it.
+    c[2]->held_at_barrier.store(0);
+    const apshim::Teammates m = apshim::teammates_now(slots, c[2]);
+    CHECK(m.held_before == 3);
+    CHECK(m.held == 3);
+    CHECK(m.count == 3);
+    CHECK(m.in_barrier == 0);  // the others are held
+    CHECK(before(0) == 1);     // slot 2, no longer held, is no longer ahead of slot 0
+    c[3]->held_at_barrier.store(0);
+    CHECK(apshim::teammates_now(slots, c[2]).in_barrier == 1);
+}
