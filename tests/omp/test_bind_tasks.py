@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 
-from apshim_test import (Check, CoRunner, Shim, cpus_used, require_two_cpus, spawn_measured, thread_cpu_masks,
+from apshim_test import (Check, CoRunner, Shim, measured_to_end, require_two_cpus, spawn_measured, thread_cpu_masks,
                          thread_cpu_seconds)
 
 require_two_cpus("a bound thread beside an idle CPU is the case")
@@ -108,16 +108,10 @@ def run_watched(argv, env, timeout):
 
     watcher = threading.Thread(target=watch)
     watcher.start()
-    used = cpus_used(p)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except Exception:
-        p.kill()
-        out, err = p.communicate()
-        err += " (killed: stalled)"
+    rc, out, err, used = measured_to_end(p, timeout)
     stop.set()
     watcher.join()
-    return p.returncode, out, err, used, threads, procs
+    return rc, out, err, used, threads, procs
 
 
 # clang: about 2 s and 1.3 s with one thread, 1.1 s and 0.7 s with two; gcc, one region each:

@@ -666,7 +666,11 @@ def spawn_measured(shim, argv, env, timeout):
     """Runs argv under env (shim.spawn) to its end: (returncode, stdout, stderr, processors it kept
     busy: cpus_used). A run whose output is not in `timeout` s later (a bound for hangs, not a
     timing) is killed, and its stderr ends in " (killed: stalled)"."""
-    p = shim.spawn(argv, env)
+    return measured_to_end(shim.spawn(argv, env), timeout)
+
+
+def measured_to_end(p, timeout):
+    """spawn_measured for a process already started (the Popen `p`)."""
     used = cpus_used(p)
     try:
         out, err = p.communicate(timeout=timeout)
