@@ -901,15 +901,25 @@ void publish_placement(const gat::ProcSet& procs, int P) noexcept {
         g_ranks_known.store(false, std::memory_order_release);
         return;
     }
+    // Every cycle, so only the CPUs of the original mask are written (and only where they
+    // changed: a shadow copy, the controller's own); the rest read kUnplaced from the first time.
+    static std::uint8_t shown[kRankedCpus];
+    static bool filled = false;
+    if (!filled) {
+        std::fill(shown, shown + kRankedCpus, static_cast<std::uint8_t>(kUnplaced));
+        for (auto& r : g_rank) r.store(static_cast<std::uint8_t>(kUnplaced), std::memory_order_relaxed);
+        filled = true;
+    }
     std::uint8_t ranks[kRankedCpus];
-    std::fill(ranks, ranks + kRankedCpus, static_cast<std::uint8_t>(kUnplaced));
+    for (int cpu : g_cpu_order)
+        if (cpu < kRankedCpus) ranks[cpu] = static_cast<std::uint8_t>(kUnplaced);
     int next = 0;
     for (int i = 0; i < P && i < gat::kMaxProcessors; ++i) {
         const int cpu = g_cpu_order[i % n];  // APSHIM_P above the CPUs: processors share them
         if (procs[i] && cpu < kRankedCpus && ranks[cpu] == kUnplaced) ranks[cpu] = static_cast<std::uint8_t>(std::min(next++, kUnplaced - 1));
     }
-    for (int c = 0; c < kRankedCpus; ++c)
-        if (g_rank[c].load(std::memory_order_relaxed) != ranks[c]) g_rank[c].store(ranks[c], std::memory_order_relaxed);
+    for (int cpu : g_cpu_order)
+        if (cpu < kRankedCpus && shown[cpu] != ranks[cpu]) g_rank[cpu].store(shown[cpu] = ranks[cpu], std::memory_order_relaxed);
     if (!g_ranks_known.load(std::memory_order_relaxed)) g_ranks_known.store(true, std::memory_order_release);
 }
 
