@@ -203,9 +203,12 @@ inline std::uint8_t held_key(const State& s) noexcept {
 // ThreadState::team_size) read as engaged in it: a first arrival of the first region saw no
 // teammate, and took the root task that a teammate on the job's CPUs was to run. Only there: a
 // thread without a slot would read as never started.
+inline int unstarted_teammates(const ThreadState& t, const Teammates& m) noexcept {
+    return std::max(t.team_size - 1 - m.count, 0);
+}
 inline Teammates team_now(State& s, const ThreadState& t, bool ranked) noexcept {
     Teammates m = teammates_now(s.slots, t.counters);
-    if (const int missing = t.team_size - 1 - m.count; ranked && missing > 0) {
+    if (const int missing = unstarted_teammates(t, m); ranked && missing > 0) {
         m.unstarted = missing;
         m.working += missing;
         m.engaged_count += missing;
@@ -220,13 +223,18 @@ inline std::int64_t queue_runners(int limit, std::int64_t queued, std::uint8_t k
     return key == ThreadCounters::kHeld ? limit : std::min<std::int64_t>(limit, queued);
 }
 
+// A ranked arrival at a barrier (ranked_arrival) runs the queue where fewer than queue_runners are
+// ahead of it: the threads in the barrier, the held ones ranked before it, and those still in their
+// share of the region (they use the allotment, and the one making the tasks comes to run them).
+inline bool among_queue_runners(const Teammates& m, int limit, std::int64_t queued, std::uint8_t key) noexcept {
+    return m.in_barrier + m.held_before + m.engaged_count < queue_runners(limit, queued, key);
+}
+
 // at_barrier where the job's threads are bound (`key`: held_key): the threads on the job's best
 // ranked CPUs run the queued tasks, as many as there are tasks and the allotment admits
-// (queue_runners), and the others stay out. Ahead of an arrival: the threads in the barrier, the
-// held ones before it, and those still in their share of the region (they use the allotment, and
-// the one making the tasks comes to run them). With nothing queued it goes in as at_barrier
-// would, but a thread not on the job's first CPUs first looks for up to kTaskWaitNs for a task to
-// appear: at a `single`'s barrier it arrives before the single's thread has made the root task,
+// (queue_runners), and the others stay out (among_queue_runners). With nothing queued it goes in
+// as at_barrier would, but a thread not on the job's first CPUs first looks for up to kTaskWaitNs
+// for a task to appear: at a `single`'s barrier it arrives before the single's thread has made the root task,
 // and took it (the job's best CPU then idle, and the root's thread on another job's; at its start
 // a job alone ranks every CPU, and keeps its first one when it shrinks: gat/placement.hpp).
 // Returns whether it is held; marked held (seen so by the others) either way while it decides.
@@ -237,7 +245,7 @@ inline bool ranked_arrival(State& s, ThreadState& t, int limit, std::uint8_t key
         const Teammates m = team_now(s, t, true);
         const std::int64_t queued = queued_in_team(s.slots, t.counters);
         if (queued >= 1) {
-            hold = m.in_barrier + m.held_before + m.engaged_count >= queue_runners(limit, queued, key);
+            hold = !among_queue_runners(m, limit, queued, key);
             if (hold) s.held_for_queue.store(true, std::memory_order_relaxed);
             break;
         }
@@ -361,15 +369,14 @@ inline void at_barrier(State& s, ThreadState& t) noexcept {
         if (l <= 0 || l > limit) return true;
         const Teammates now = team_now(s, t, key != ThreadCounters::kHeld);
         bool needed_later = now.engaged;
-        const std::int64_t queued = queued_in_team(s.slots, t.counters);
         if (key != ThreadCounters::kHeld) {
             // Ranked (ranked_arrival): in while fewer than the queue's runners are ahead of it.
-            if (queued >= 1) {
-                if (now.in_barrier + now.held_before + now.engaged_count < queue_runners(limit, queued, key)) return true;
+            if (const std::int64_t queued = queued_in_team(s.slots, t.counters); queued >= 1) {
+                if (among_queue_runners(now, limit, queued, key)) return true;
                 needed_later = true;
             }
         } else if (const std::int64_t lone = s.held_for_queue.load(std::memory_order_relaxed) ? 0 : 1;
-                   !now.engaged && queued > lone) {
+                   !now.engaged && queued_in_team(s.slots, t.counters) > lone) {
             // (A lone queued task is the last arrival's to leave to libgomp, as above, unless it
             // is what remains of a queue the held already wait out: held_for_queue.)
             // Queued tasks, and every thread arrived: stay out while as many as the allotment
@@ -430,13 +437,11 @@ inline void at_implicit_taskwait(State& s, ThreadState& t) noexcept {
     Teammates m = teammates_now(s.slots, t.counters);
     // Teammates not started yet (the first region makes them now: fib's single waits within
     // microseconds of its fork) go to the barrier when they start, there to run the queue.
-    const int missing = std::max(t.team_size - 1 - m.count, 0);
-    if (m.engaged || m.held + m.in_barrier + missing == 0) return;
+    if (m.engaged || m.held + m.in_barrier + unstarted_teammates(t, m) == 0) return;
     // Ahead of it: those in the barrier, the held in a better place, and the teammates not started
     // where its own CPU is not among the job's first `limit`.
     const auto ahead = [&](const Teammates& now) {
-        const int unstarted = key > limit ? std::max(t.team_size - 1 - now.count, 0) : 0;
-        return now.in_barrier + now.held_before + unstarted;
+        return now.in_barrier + now.held_before + (key > limit ? unstarted_teammates(t, now) : 0);
     };
     t.counters->held_at_barrier.store(key, std::memory_order_seq_cst);
     m = teammates_now(s.slots, t.counters);
@@ -454,7 +459,7 @@ inline void at_implicit_taskwait(State& s, ThreadState& t) noexcept {
         const std::int64_t q = queued_in_team(s.slots, t.counters);
         if (l <= 0 || l > limit || q < 1) return true;
         const Teammates now = teammates_now(s.slots, t.counters);
-        return ahead(now) < queue_runners(limit, q, key) || (t.team_size - 1 <= now.count && idle.for_idle_ns()) ||
+        return ahead(now) < queue_runners(limit, q, key) || (unstarted_teammates(t, now) == 0 && idle.for_idle_ns()) ||
                stuck.for_max_park_ns();
     });
     t.counters->held_at_barrier.store(0, std::memory_order_relaxed);
