@@ -435,6 +435,20 @@ inline void at_implicit_taskwait(State& s, ThreadState& t) noexcept {
     const std::int64_t queued = queued_in_team(s.slots, t.counters);
     if (queued < 1) return;
     Teammates m = teammates_now(s.slots, t.counters);
+    // A teammate still in its share may be on its way to the barrier: a `single`'s teammates go
+    // there as it begins, and fib's single waits within microseconds (its teammate arrived 15 us
+    // later, and the single, not on the job's CPU, ran the first half of the tree itself: 1 in 25
+    // runs of omp.gcc.bind_tasks, 5 in 130 on a loaded machine). Where its own CPU is not among
+    // the job's first `limit`, it looks for up to kTaskWaitNs for them to arrive, as a first
+    // arrival at a barrier looks for tasks (ranked_arrival); once per region where they stay.
+    if (m.engaged && key > limit) {
+        const void* team = t.counters->team.load(std::memory_order_relaxed);
+        for (const std::uint64_t until = now_ns() + kTaskWaitNs; m.engaged && t.arrivals_waited != team;) {
+            if (now_ns() >= until) t.arrivals_waited = team;
+            look_again_soon(s);
+            m = teammates_now(s.slots, t.counters);
+        }
+    }
     // Teammates not started yet (the first region makes them now: fib's single waits within
     // microseconds of its fork) go to the barrier when they start, there to run the queue.
     if (m.engaged || m.held + m.in_barrier + unstarted_teammates(t, m) == 0) return;

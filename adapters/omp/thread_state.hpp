@@ -43,6 +43,9 @@ struct ThreadState {
     bool cpu_pass = false;
     // libgomp: the size of the thread's outermost team (run_region), 0 where not known.
     int team_size = 0;
+    // libgomp: the team (ThreadCounters::team) in which at_implicit_taskwait waited out its
+    // teammates' arrival once, and they stayed in their share: it waits no more there.
+    const void* arrivals_waited = nullptr;
 };
 
 inline bool frame_is_wait(const ThreadState& t, int i) noexcept {

@@ -33,7 +33,10 @@ maps to the test's CPUs in topology order). Two bound jobs' threads 0 share CPU 
 CPU stayed idle (BOTS health + sort pairs, gcc, 0.4-0.9 s or 1.3-1.7 s by chance: adapters/omp/
 parking.hpp, held_key). The single's thread then leaves its tasks to that teammate, so "one
 thread ran every task" allows the tasks run before the first allotment (a few thousand of 4.4
-million; the bound is 5%).
+million; the bound is 5%). In one CI run of the tied fib the single's thread reached its taskwait
+15 us before its teammate reached the barrier, and ran the first half of the tree itself (1.66
+million tasks by it, 2.69 by the teammate; 1 run in 25 here, 5 in 130 on a loaded machine); it
+now looks for the teammate's arrival first (parking.hpp: at_implicit_taskwait).
 Usage: test_bind_tasks.py BUILD OMP_WORK_{CLANG,GCC}"""
 import os
 import re
