@@ -24,7 +24,7 @@ import os
 import re
 import sys
 
-from apshim_test import Check, CoRunner, Shim, require_two_cpus, spawn_measured
+from apshim_test import Check, CoRunner, Shim, require_two_cpus, spawn_measured, topology_order
 from cpu_hog import OutsideHog
 
 require_two_cpus("a held thread on a CPU of its own beside a shared one is the case")
@@ -32,21 +32,6 @@ build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.gcc.bind_shared_cpu")
 argv = [prog, "fortasks", "2", "100", "20000"]
-
-
-def topology_order(cpus):
-    """The CPUs in the order the shim maps table processors to them (shim/confine.cpp:
-    compute_cpu_order), as test_bind_tasks.py reads them."""
-    def number(path, fallback):
-        try:
-            with open(path) as f:
-                return int(f.read().strip())
-        except (OSError, ValueError):
-            return fallback
-    base = "/sys/devices/system/cpu/cpu{}/"
-    return sorted(cpus, key=lambda c: (number(base.format(c) + "topology/physical_package_id", 0),
-                                       number(base.format(c) + "cache/index3/id", 0),
-                                       number(base.format(c) + "topology/core_id", c), c))
 
 
 def answer(out):

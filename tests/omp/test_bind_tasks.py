@@ -45,8 +45,8 @@ import sys
 import threading
 import time
 
-from apshim_test import (Check, CoRunner, Shim, any_sanitizer_preloaded, measured_to_end, require_two_cpus, spawn_measured, thread_cpu_masks,
-                         thread_cpu_seconds)
+from apshim_test import (Check, CoRunner, Shim, any_sanitizer_preloaded, measured_to_end, require_two_cpus, spawn_measured,
+                         thread_cpu_masks, thread_cpu_seconds, topology_order)
 
 require_two_cpus("a bound thread beside an idle CPU is the case")
 build, prog = sys.argv[1], sys.argv[2]
@@ -66,21 +66,6 @@ def cpu_list(text):
         a, _, b = part.partition("-")
         cpus += list(range(int(a), int(b or a) + 1))
     return cpus
-
-
-def topology_order(cpus):
-    """The CPUs in the order the shim maps table processors to them (shim/confine.cpp:
-    compute_cpu_order): by package, last-level cache and core, as sysfs says, then by number."""
-    def number(path, fallback):
-        try:
-            with open(path) as f:
-                return int(f.read().strip())
-        except (OSError, ValueError):
-            return fallback
-    base = "/sys/devices/system/cpu/cpu{}/"
-    return sorted(cpus, key=lambda c: (number(base.format(c) + "topology/physical_package_id", 0),
-                                       number(base.format(c) + "cache/index3/id", 0),
-                                       number(base.format(c) + "topology/core_id", c), c))
 
 
 def run_watched(argv, env, timeout):

@@ -685,6 +685,21 @@ def usable_cpus():
     return len(os.sched_getaffinity(0))
 
 
+def topology_order(cpus):
+    """The CPUs in the order the shim maps table processors to them (shim/confine.cpp:
+    compute_cpu_order): by package, last-level cache and core, as sysfs says, then by number."""
+    def number(path, fallback):
+        try:
+            with open(path) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            return fallback
+    base = "/sys/devices/system/cpu/cpu{}/"
+    return sorted(cpus, key=lambda c: (number(base.format(c) + "topology/physical_package_id", 0),
+                                       number(base.format(c) + "cache/index3/id", 0),
+                                       number(base.format(c) + "topology/core_id", c), c))
+
+
 class CoRunner:
     """A stand-in co-runner (tests/programs/gat_job) holding the rest of a table of P processors
     with desire P, so that a job started in the same table gets allotment 1 (throttled)."""
