@@ -37,13 +37,15 @@ t.p8()
 # the seventy-eighth session nothing did: 1.92-1.95 CPUs at allotment 1, and two lines on stderr
 # saying so with different reasons. Its pipeline is held only in part: a worker goes on whenever
 # the main thread is inside no task (it may hold the pipeline's next stage), and the main thread
-# often waits in TBB between tokens. So: fewer CPUs than unheld, and at most one line.
+# often waits in TBB between tokens. So: fewer CPUs than unheld, and at most one line. How much
+# fewer varies: 1.59-1.81 in nine runs here and 1.84 in a clean-clone CI run (eighty-fifth
+# session; 1.66-1.74 with 0e9057e6's library), so the bound is 1.88, below unheld's 1.92-1.95.
 m = t.throttled("throttled, parking only", max_cpus=None, APSHIM_CONFINE="0")
 if m is not None:
     said = [line for line in m.stderr.splitlines() if line.startswith("apshim")]
     t.check.expect(len(said) <= 1 and not any("its oneTBB threads are not throttled" in line for line in said),
                    f"throttled, parking only: held by parking, at most one line about it ({said})")
     cpus = m.cpus(m.attached_s or 0.0)
-    t.check.expect(m.returncode == 0 and cpus <= 1.8,
-                   f"throttled, parking only: parking holds it in part (<= 1.8 CPUs, unheld 1.92-1.95: {cpus:.2f})")
+    t.check.expect(m.returncode == 0 and cpus <= 1.88,
+                   f"throttled, parking only: parking holds it in part (<= 1.88 CPUs, unheld 1.92-1.95: {cpus:.2f})")
 t.done()
