@@ -902,11 +902,9 @@ void publish_placement(const gat::ProcSet& procs, int P) noexcept {
         return;
     }
     // Every cycle, so only the CPUs of the original mask are written (and only where they
-    // changed: a shadow copy, the controller's own); the rest read kUnplaced from the first time.
-    static std::uint8_t shown[kRankedCpus];
+    // changed); the rest read kUnplaced from the first time.
     static bool filled = false;
     if (!filled) {
-        std::fill(shown, shown + kRankedCpus, static_cast<std::uint8_t>(kUnplaced));
         for (auto& r : g_rank) r.store(static_cast<std::uint8_t>(kUnplaced), std::memory_order_relaxed);
         filled = true;
     }
@@ -919,7 +917,8 @@ void publish_placement(const gat::ProcSet& procs, int P) noexcept {
         if (procs[i] && cpu < kRankedCpus && ranks[cpu] == kUnplaced) ranks[cpu] = static_cast<std::uint8_t>(std::min(next++, kUnplaced - 1));
     }
     for (int cpu : g_cpu_order)
-        if (cpu < kRankedCpus && shown[cpu] != ranks[cpu]) g_rank[cpu].store(shown[cpu] = ranks[cpu], std::memory_order_relaxed);
+        if (cpu < kRankedCpus && g_rank[cpu].load(std::memory_order_relaxed) != ranks[cpu])
+            g_rank[cpu].store(ranks[cpu], std::memory_order_relaxed);
     if (!g_ranks_known.load(std::memory_order_relaxed)) g_ranks_known.store(true, std::memory_order_release);
 }
 

@@ -24,7 +24,7 @@ import os
 import re
 import sys
 
-from apshim_test import Check, CoRunner, Shim, require_two_cpus, spawn_measured, topology_order
+from apshim_test import Check, CoRunner, Shim, answer, require_two_cpus, spawn_measured, topology_order
 from cpu_hog import OutsideHog
 
 require_two_cpus("a held thread on a CPU of its own beside a shared one is the case")
@@ -32,10 +32,6 @@ build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.gcc.bind_shared_cpu")
 argv = [prog, "fortasks", "2", "100", "20000"]
-
-
-def answer(out):
-    return out.split(" time_s=")[0]
 
 
 native = shim.run(argv, shim.env(preload=False, OMP_PROC_BIND="true"), timeout=120)

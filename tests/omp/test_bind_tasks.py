@@ -45,18 +45,14 @@ import sys
 import threading
 import time
 
-from apshim_test import (Check, CoRunner, Shim, any_sanitizer_preloaded, measured_to_end, require_two_cpus, spawn_measured,
-                         thread_cpu_masks, thread_cpu_seconds, topology_order)
+from apshim_test import (Check, CoRunner, Shim, answer, any_sanitizer_preloaded, measured_to_end, require_two_cpus,
+                         spawn_measured, thread_cpu_masks, thread_cpu_seconds, topology_order)
 
 require_two_cpus("a bound thread beside an idle CPU is the case")
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 compiler = "gcc" if prog.endswith("_gcc") else "clang"
 check = Check(f"omp.{compiler}.bind_tasks")
-
-
-def answer(out):
-    return out.split(" time_s=")[0]
 
 
 def cpu_list(text):

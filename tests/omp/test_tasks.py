@@ -18,15 +18,11 @@ import os
 import sys
 import time
 
-from apshim_test import Check, CoRunner, Shim, spawn_measured, usable_cpus
+from apshim_test import Check, CoRunner, Shim, answer, spawn_measured, usable_cpus
 
 build, prog = sys.argv[1], sys.argv[2]
 shim = Shim(build)
 check = Check("omp.tasks")
-
-
-def answer(out):
-    return out.split(" time_s=")[0]
 
 
 # 1.2 s throttled: cpus_used needs 0.5 s after its 0.3 s skip (40 tasks, 0.8 s since the job's

@@ -284,6 +284,12 @@ def beside_stopping_holder(shim, check, args, env, gat_fill):
     return job, fill, fill.stdout.readline().split()
 
 
+def answer(out):
+    """A test program's stdout up to its " time_s=" word (tests/omp/omp_work and others): what a run
+    under the shim must print as natively."""
+    return out.split(" time_s=")[0]
+
+
 def checksum(out):
     """The `checksum=VALUE` word of a test program's output (tests/omp/omp_work and others), or None."""
     m = re.search(r"checksum=(\S+)", out or "")
