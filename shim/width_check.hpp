@@ -16,9 +16,12 @@
 // then is measured again; every other job keeps its processors. A probe that met a burst of
 // short regions (GraphicsMagick's shape, IQ-TREE's) can read fast from a change of phase, so a
 // first such reading is only believed when a second probe, kSecondLookNs later, reads the same: a
-// phase change rarely meets two probes apart, a convoy of spinning threads does. Until the
-// twenty-eighth session the first reading held the job narrowed for 1 s: IQ-TREE (`--fast`, 1.3 s
-// alone) met a burst of regions with its first probe in about one run of three. The probe after a
+// phase change rarely meets two probes apart, a convoy of spinning threads does. (xtb's own
+// convoys make almost no marks, so xtb too is read at the boundary between a convoy and its serial
+// phase, twice: its narrowing depends on where the probes fall; docs/enforcement.md, eighty-sixth
+// session.) Until the twenty-eighth session the first reading held the job narrowed for 1 s:
+// IQ-TREE (`--fast`, 1.3 s alone) met a burst of regions with its first probe in about one run of
+// three. The probe after a
 // hold needs no second look: a hold grows only while those probes find the job faster on fewer
 // again. A reference leaves out the first kWideSettleNs after the job got all its processors
 // back (a probe's or a hold's end): xtb gets 1.0-1.8 marks a ms in the 100 ms after a probe,
