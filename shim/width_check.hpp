@@ -21,9 +21,8 @@
 // phase, twice: its narrowing depends on where the probes fall; docs/enforcement.md, eighty-sixth
 // session.) Until the twenty-eighth session the first reading held the job narrowed for 1 s:
 // IQ-TREE (`--fast`, 1.3 s alone) met a burst of regions with its first probe in about one run of
-// three. The probe after a
-// hold needs no second look: a hold grows only while those probes find the job faster on fewer
-// again. A reference leaves out the first kWideSettleNs after the job got all its processors
+// three. The probe after a hold needs no second look: a hold grows only while those probes find
+// the job faster on fewer again. A reference leaves out the first kWideSettleNs after the job got all its processors
 // back (a probe's or a hold's end): xtb gets 1.0-1.8 marks a ms in the 100 ms after a probe,
 // against 0.4-0.7 in the seconds that follow (its threads take time to fall back into their
 // convoy), so a reference with those 100 ms in it reads xtb's gain as none (which is also why the
