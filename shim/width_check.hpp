@@ -22,11 +22,11 @@
 // session.) Until the twenty-eighth session the first reading held the job narrowed for 1 s:
 // IQ-TREE (`--fast`, 1.3 s alone) met a burst of regions with its first probe in about one run of
 // three. The probe after a hold needs no second look: a hold grows only while those probes find
-// the job faster on fewer again. A reference leaves out the first kWideSettleNs after the job got all its processors
-// back (a probe's or a hold's end): xtb gets 1.0-1.8 marks a ms in the 100 ms after a probe,
-// against 0.4-0.7 in the seconds that follow (its threads take time to fall back into their
-// convoy), so a reference with those 100 ms in it reads xtb's gain as none (which is also why the
-// run just after a probe cannot tell a burst from a real gain).
+// the job faster on fewer again. A reference leaves out the first kWideSettleNs after the job got
+// all its processors back (a probe's or a hold's end): xtb gets 1.0-1.8 marks a ms in the 100 ms
+// after a probe, against 0.4-0.7 in the seconds that follow (its threads take time to fall back
+// into their convoy), so a reference with those 100 ms in it reads xtb's gain as none (which is
+// also why the run just after a probe cannot tell a burst from a real gain).
 //
 // The job's width is the processors it runs on: its own, and the idle ones while it uses them.
 // A job alone whose desire flips between 1 and 2 from cycle to cycle (threads busy half the time:
