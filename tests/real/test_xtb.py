@@ -81,13 +81,13 @@ def held_narrowed():
 
 
 # Whether a probe finds the gain is a matter of where it falls. xtb alternates between a serial
-# phase (one thread at work, 3-5 region ends a ms, as fast on one CPU) and a convoy (both OpenMP
+# phase (one thread at work, 3-6 region ends a ms, as fast on one CPU) and a convoy (both OpenMP
 # threads in dsymv waiting in sched_yield loops on OpenBLAS's one thread, 80-450 ms with 0-4 region
 # ends in 5 ms): the check cannot measure the convoy itself, and what it reads as "faster on one"
 # is a probe in the serial phase against a reference that held a convoy (1.3-14x), read twice (the
 # second look). Here 38 runs of 42 narrowed; in the CI run at fbeb7f31 neither of two did, where
-# the first convoy was half as long (docs/enforcement.md, eighty-sixth session). So: up to ALONE_TRIES
-# runs, the first that narrows ends them; never narrowing is the failure.
+# the first convoy was half as long (docs/enforcement.md, eighty-sixth session). So: up to
+# ALONE_TRIES runs, the first that narrows ends them; never narrowing is the failure.
 ALONE_TRIES = 4
 for attempt in range(1, ALONE_TRIES + 1):
     if attempt > 1:
