@@ -21,10 +21,10 @@ pinned to one CPU:
 Both the same answer as natively. CPU readings, so not under a sanitizer (scripts/test.sh).
 Usage: test_bind_shared_cpu.py BUILD OMP_WORK_GCC"""
 import os
-import re
 import sys
 
-from apshim_test import Check, CoRunner, Shim, answer, require_two_cpus, spawn_measured, topology_order
+from apshim_test import (Check, CoRunner, Shim, answer, fortasks_rounds, require_two_cpus, spawn_measured,
+                         topology_order)
 from cpu_hog import OutsideHog
 
 require_two_cpus("a held thread on a CPU of its own beside a shared one is the case")
@@ -44,7 +44,7 @@ for name, hog_cpu in (("hog on the job's CPU", job_cpu), ("hog on the other CPU"
     with CoRunner(shim, env, P=2), OutsideHog(cpu=hog_cpu):
         rc, out, err, used = spawn_measured(shim, argv, env, timeout=60)
     check.expect(rc == 0 and answer(out) == answer(native.stdout), f"{name}: the same answer ({err.strip()[-200:]})")
-    rounds = [(int(m[1]), int(m[2])) for m in re.finditer(r"fortasks rep \d+ most (\d+) all (\d+)", err)]
+    rounds = fortasks_rounds(err)
     split = [r for r in rounds if r[0] != r[1]]
     shown = f"{used and round(used, 2)} processors busy; regions (most by one thread, all): {rounds}"
     if hog_cpu == job_cpu:

@@ -45,8 +45,8 @@ import sys
 import threading
 import time
 
-from apshim_test import (Check, CoRunner, Shim, answer, any_sanitizer_preloaded, measured_to_end, require_two_cpus,
-                         spawn_measured, thread_cpu_masks, thread_cpu_seconds, topology_order)
+from apshim_test import (Check, CoRunner, Shim, answer, any_sanitizer_preloaded, fortasks_rounds, measured_to_end,
+                         require_two_cpus, spawn_measured, thread_cpu_masks, thread_cpu_seconds, topology_order)
 
 require_two_cpus("a bound thread beside an idle CPU is the case")
 build, prog = sys.argv[1], sys.argv[2]
@@ -131,7 +131,7 @@ for name, argv in cases[compiler]:
     unheld = [line for line in err.splitlines() if "not held to them" in line]
     check.expect(not unheld, f"{name}: nothing said about an unheld job ({unheld})")
     if compiler == "gcc" and argv[1] == "fortasks":
-        rounds = [(int(m[1]), int(m[2])) for m in re.finditer(r"fortasks rep \d+ most (\d+) all (\d+)", err)]
+        rounds = fortasks_rounds(err)
         split = [r for r in rounds[len(rounds) // 4:] if r[0] != r[1]]
         check.expect(len(rounds) == 60 and not split,
                      f"{name}: one thread ran every task of each region after the first quarter "

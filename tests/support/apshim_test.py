@@ -290,6 +290,12 @@ def answer(out):
     return out.split(" time_s=")[0]
 
 
+def fortasks_rounds(err):
+    """`omp_work fortasks`'s report on stderr, one (most tasks run by one thread, all tasks) pair
+    per region, in order (tests/omp/omp_work.c)."""
+    return [(int(m[1]), int(m[2])) for m in re.finditer(r"fortasks rep \d+ most (\d+) all (\d+)", err or "")]
+
+
 def checksum(out):
     """The `checksum=VALUE` word of a test program's output (tests/omp/omp_work and others), or None."""
     m = re.search(r"checksum=(\S+)", out or "")
