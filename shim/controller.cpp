@@ -635,7 +635,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
     bool width_checking = a > 0 && opts_.width_check && opts_.confine && !confine::why_off() && markable &&
                           !s.check.overrides() && s.P <= CPU_COUNT(&confine::allowed());
     int width = running_procs().count();
-    s.width_check.step(now, region_ends, width, width_checking, marks, marks_counted);
+    s.width_check.step(now, region_ends, width, width_checking, marks, marks_counted,
+                       /*parallel=*/busy > 0 || marks > 0 || region_ends > 0);
     if (s.width_check.compared_now())
         log(LogLevel::debug, "width check: %.2fx the progress per second on the half that gained first, %.2fx on the "
             "other: held on the %s half", s.width_check.first_ratio(), s.width_check.other_ratio(),

@@ -73,14 +73,35 @@ private:
 // below the team counted marks that its window did not: a libomp job alone beside a hog kept to
 // CPU 0 read 3x faster on half its processors, and was held on the hog's CPU at 1.3x its native
 // time (docs/enforcement.md, seventieth session). The probe counts what probe_marks() says.
+//
+// A stretch of kSerialStretchNs or more in which the job did no parallel work at all (`parallel`
+// false: no runtime thread busy, no mark, no region end; its program in serial code or I/O) ends
+// the window: the phase a probe meets begins after it. Counted in, it read as a job slow in its
+// window: FastTree (fasttreeMP, libgomp) spends 1.5 s in serial code between two phases of short
+// regions, and a width probe at the second phase's start read 10-12x "faster on half" against a
+// window that was mostly that serial stretch; its second look read the same, and it was held on
+// one CPU for a second, 12% slower alone than natively (docs/enforcement.md, eighty-seventh
+// session). Shorter serial bits (a few ms of Python between BLAS calls) stay in: they dilute a
+// 250 ms window by a few percent.
+inline constexpr std::uint64_t kSerialStretchNs = 20'000'000;
+
 class CountedProgress {
 public:
     void restart(std::uint64_t now) noexcept {
         all_.restart(now);
         ends_.restart(now);
         counted_ = true;
+        parallel_at_ = now;
     }
-    void add(std::uint64_t now, std::uint64_t ends, std::uint64_t marks, bool counted) noexcept {
+    void add(std::uint64_t now, std::uint64_t ends, std::uint64_t marks, bool counted, bool parallel = true) noexcept {
+        if (parallel) {
+            parallel_at_ = now;
+        } else if (now - parallel_at_ >= kSerialStretchNs) {
+            const std::uint64_t at = parallel_at_;
+            restart(now);  // a serial stretch: the window starts after it
+            parallel_at_ = at;
+            return;
+        }
         all_.add(now, ends + marks);
         ends_.add(now, ends);
         counted_ = counted_ && counted;
@@ -94,6 +115,7 @@ public:
 private:
     RecentProgress all_, ends_;
     bool counted_ = true;  // every cycle of the window counted marks
+    std::uint64_t parallel_at_ = 0;  // the end of the last cycle with parallel work (or the restart)
 };
 
 // A wait between probes, or a hold, that grows by `factor` up to `max` and starts over at `first`:

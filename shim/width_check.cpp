@@ -49,7 +49,7 @@ void WidthCheck::start_probe(std::uint64_t now) noexcept {
 }
 
 int WidthCheck::step(std::uint64_t now, std::uint64_t ends, int width, bool active, std::uint64_t marks,
-                     bool counted) noexcept {
+                     bool counted, bool parallel) noexcept {
     decided_ = false;
     compared_now_ = false;
     first_narrowing_now_ = false;
@@ -81,12 +81,13 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t ends, int width, bool acti
             wide_.restart(now);
             return width;
         }
-        wide_.add(now, ends, marks, counted);
+        wide_.add(now, ends, marks, counted, parallel);
         // The reference: the window's recent part (its whole while shorter than kRecentNs).
         ref_ = wide_.recent();
         // A reference too sparse for a probe to gather kMinMarks at the same rate in kMaxProbeNs
-        // waits for more.
-        bool enough = ref_.marks >= kMinMarks && ref_.per_wall() * static_cast<double>(kMaxProbeNs) >= kMinMarks;
+        // waits for more, and so does one too short to be the phase the probe meets.
+        bool enough = ref_.marks >= kMinMarks && ref_.per_wall() * static_cast<double>(kMaxProbeNs) >= kMinMarks &&
+                      ref_.wall_ns >= kMinReferenceNs;
         if (elapsed < (second_look_ ? kSecondLookNs : probe_after_.ns()) || !enough) return width;
         narrow_ = width / 2;
         start_probe(now);

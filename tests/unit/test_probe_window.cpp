@@ -5,6 +5,7 @@
 #include "shim/probe_window.hpp"
 
 using apshim::Backoff;
+using apshim::CountedProgress;
 using apshim::Progress;
 using apshim::RecentProgress;
 
@@ -44,6 +45,28 @@ TEST_CASE("probe_window: the recent part is the last span to 2 span, the whole w
     r.restart(now);
     REQUIRE(r.recent().marks == 0);
     REQUIRE(r.recent().wall_ns == 0);
+}
+
+TEST_CASE("probe_window: a serial stretch ends a window, shorter serial bits stay in it", "[probe_window]") {
+    CountedProgress w;
+    std::uint64_t now = 1000 * kMs;
+    w.restart(now);
+    for (int i = 0; i < 10; ++i) w.add(now += 5 * kMs, 2, 0, true);  // 50 ms of parallel work
+    for (int i = 0; i < 3; ++i) w.add(now += 5 * kMs, 0, 0, true, /*parallel=*/false);  // 15 ms serial: in
+    REQUIRE(w.recent().marks == 20);
+    REQUIRE(w.recent().wall_ns == 65 * kMs);
+    w.add(now += 5 * kMs, 2, 0, true);
+    for (int i = 0; i < 3; ++i) w.add(now += 5 * kMs, 0, 0, true, false);
+    REQUIRE(w.recent().wall_ns == 85 * kMs);
+    w.add(now += 5 * kMs, 0, 0, true, false);  // 20 ms since the last parallel work: the window ends
+    REQUIRE(w.recent().marks == 0);
+    REQUIRE(w.recent().wall_ns == 0);
+    for (int i = 0; i < 200; ++i) w.add(now += 5 * kMs, 0, 0, true, false);  // and stays empty through the stretch
+    REQUIRE(w.recent().wall_ns == 0);
+    w.add(now += 5 * kMs, 3, 0, true);  // the next phase is the window
+    w.add(now += 5 * kMs, 3, 0, true);
+    REQUIRE(w.recent().marks == 6);
+    REQUIRE(w.recent().wall_ns == 10 * kMs);
 }
 
 TEST_CASE("probe_window: a backoff grows to its cap and starts over", "[probe_window]") {

@@ -2,6 +2,7 @@
 // to have it ask for fewer.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -21,10 +22,14 @@ struct Job : CheckDriver<Job, WidthCheck> {
     int width;
     std::function<double(int, std::uint64_t)> rate;
     int running;  // what the check said at the previous cycle
+    // Whether the cycle ending at `now` was serial: no parallel work, no marks (none by default).
+    std::function<bool(std::uint64_t)> serial = [](std::uint64_t) { return false; };
     Job(int w, std::function<double(int, std::uint64_t)> r) : width(w), rate(std::move(r)), running(w) {}
     int cycle(bool active = true) {
         now += kCycle;
-        running = check.step(now, marks(rate(running, now), kCycle / kMs), width, active);
+        const bool in_serial = serial(now);
+        running = check.step(now, in_serial ? 0 : marks(rate(running, now), kCycle / kMs), width, active, 0, false,
+                             !in_serial);
         REQUIRE(running >= 1);
         REQUIRE(running <= width);
         REQUIRE((running < width) == (check.narrows() && check.probe_width() < width));
@@ -271,6 +276,29 @@ TEST_CASE("width_check: a probe is compared with the phase just before it", "[wi
         if (narrowed) REQUIRE(job.now > 2'000'000'000);
     }
     REQUIRE(narrowed);
+}
+
+TEST_CASE("width_check: a serial stretch is no part of a reference", "[width_check]") {
+    // FastTree's shape: phases of short regions (a job that needs its processors) between serial
+    // stretches, 200 ms and 500 ms in turn. A window through a stretch read a probe at the next
+    // phase's start 10x "faster on half", the second look the same: narrowed.
+    Job job(2, computes);
+    job.serial = [](std::uint64_t now) { return now % 700'000'000 >= 200'000'000; };
+    double highest = 0;
+    for (int i = 0; i < cycles(30'000'000'000); ++i) {
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::narrowed);
+        if (job.check.decided()) highest = std::max(highest, job.check.last_ratio());
+    }
+    REQUIRE(highest > 0);                      // probed all the same
+    REQUIRE(highest < WidthCheck::kRatio);     // and never read faster on half
+}
+
+TEST_CASE("width_check: a job faster on half is narrowed between serial stretches too", "[width_check]") {
+    // 400 ms of xtb's shape (2.3x as far on half), 100 ms serial, in turn.
+    Job job(2, spins);
+    job.serial = [](std::uint64_t now) { return now % 500'000'000 >= 400'000'000; };
+    REQUIRE(job.until(Phase::narrowed, cycles(10'000'000'000)) > 0);
 }
 
 TEST_CASE("width_check: a window is measured at one width only", "[width_check]") {
