@@ -66,3 +66,20 @@ def write_page(path, lines=60, seed=5):
     subprocess.run(["/usr/bin/gm", "convert", "-size", f"1700x{80 + lines * 34}", "xc:white", "-font",
                     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "-pointsize", "22", "-fill", "black"]
                    + draws + [path], check=True)
+
+
+def write_alignment(path, sequences, length, rate=0.05, seed=4):
+    """A FASTA nucleotide alignment of `sequences` rows of `length` bases, each a copy of an
+    earlier row (a random one) with a fraction `rate` of its bases redrawn: tree-like, so that a
+    phylogenetics program (FastTree) has a tree to find."""
+    rng = random.Random(seed)
+    rows = [[rng.choice("ACGT") for _ in range(length)]]
+    while len(rows) < sequences:
+        row = list(rows[rng.randrange(len(rows))])
+        for i in range(length):
+            if rng.random() < rate:
+                row[i] = rng.choice("ACGT")
+        rows.append(row)
+    with open(path, "w") as f:
+        for i, row in enumerate(rows):
+            f.write(f">s{i}\n{''.join(row)}\n")
