@@ -26,7 +26,9 @@
 // all its processors back (a probe's or a hold's end): xtb gets 1.0-1.8 marks a ms in the 100 ms
 // after a probe, against 0.4-0.7 in the seconds that follow (its threads take time to fall back
 // into their convoy), so a reference with those 100 ms in it reads xtb's gain as none (which is
-// also why the run just after a probe cannot tell a burst from a real gain).
+// also why the run just after a probe cannot tell a burst from a real gain). Nor is a serial
+// stretch part of it: FastTree's 1.5 s of serial code read as a slow reference, and the probe after
+// it 10-13x faster on half (CountedProgress, shim/probe_window.hpp).
 //
 // The job's width is the processors it runs on: its own, and the idle ones while it uses them.
 // A job alone whose desire flips between 1 and 2 from cycle to cycle (threads busy half the time:
