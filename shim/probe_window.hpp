@@ -78,7 +78,7 @@ private:
 // false: no runtime thread busy, no mark, no region end; its program in serial code or I/O) ends
 // the window: the phase a probe meets begins after it. Counted in, it read as a job slow in its
 // window: FastTree (fasttreeMP, libgomp) spends 1.5 s in serial code between two phases of short
-// regions, and a width probe at the second phase's start read 10-12x "faster on half" against a
+// regions, and a width probe at the second phase's start read 10-13x "faster on half" against a
 // window that was mostly that serial stretch; its second look read the same, and it was held on
 // one CPU for a second, 12% slower alone than natively (docs/enforcement.md, eighty-seventh
 // session). Shorter serial bits (a few ms of Python between BLAS calls) stay in: they dilute a
