@@ -294,6 +294,23 @@ TEST_CASE("width_check: a serial stretch is no part of a reference", "[width_che
     REQUIRE(highest < WidthCheck::kRatio);     // and never read faster on half
 }
 
+TEST_CASE("width_check: after a serial stretch, a reference spans kMinReferenceNs", "[width_check]") {
+    // Phases of 300 ms between serial stretches of 400 ms, each phase's first 30 ms a tenth as fast
+    // (a start: threads waking, caches cold), a job that needs its processors. A reference of the
+    // phase's first 20 ms (32 marks) would read a probe 5x "faster on half" at every phase start,
+    // the second look (due in the stretch) too: narrowed. Over 100 ms the start weighs little.
+    Job job(2, [](int w, std::uint64_t now) { return now % 700'000'000 < 30'000'000 ? 1.0 * w : 10.0 * w; });
+    job.serial = [](std::uint64_t now) { return now % 700'000'000 >= 300'000'000; };
+    double highest = 0;
+    for (int i = 0; i < cycles(30'000'000'000); ++i) {
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::narrowed);
+        if (job.check.decided()) highest = std::max(highest, job.check.last_ratio());
+    }
+    REQUIRE(highest > 0);
+    REQUIRE(highest < WidthCheck::kRatio);
+}
+
 TEST_CASE("width_check: a job faster on half is narrowed between serial stretches too", "[width_check]") {
     // 400 ms of xtb's shape (2.3x as far on half), 100 ms serial, in turn.
     Job job(2, spins);
