@@ -635,8 +635,10 @@ void Controller::cycle(std::uint64_t now) noexcept {
     bool width_checking = a > 0 && opts_.width_check && opts_.confine && !confine::why_off() && markable &&
                           !s.check.overrides() && s.P <= CPU_COUNT(&confine::allowed());
     int width = running_procs().count();
-    s.width_check.step(now, region_ends, width, width_checking, marks, marks_counted,
-                       /*parallel=*/busy > 0 || marks > 0 || region_ends > 0);
+    // Parallel work in the cycle (a runtime thread busy, a mark, a region end): where there was
+    // none for a while, both checks' windows start after that serial stretch (probe_window.hpp).
+    const bool parallel_work = busy > 0 || marks > 0 || region_ends > 0;
+    s.width_check.step(now, region_ends, width, width_checking, marks, marks_counted, parallel_work);
     if (s.width_check.compared_now())
         log(LogLevel::debug, "width check: %.2fx the progress per second on the half that gained first, %.2fx on the "
             "other: held on the %s half", s.width_check.first_ratio(), s.width_check.other_ratio(),
@@ -660,7 +662,7 @@ void Controller::cycle(std::uint64_t now) noexcept {
     bool idle_checking = a > 0 && opts_.use_idle && opts_.idle_check && opts_.confine && !confine::why_off() &&
                          !s.width_check.narrows() && !same_question;
     s.idle_check.step(now, region_ends, idle_checking && s.idle.count() > 0 && markable && !s.check.overrides(), marks,
-                      marks_counted);
+                      marks_counted, parallel_work);
     if (s.idle_check.probe_ended())
         log(LogLevel::debug, "idle check: %.2fx the progress per second without the idle processors", s.idle_check.last_ratio());
     if (s.idle_check.first_decline_now())

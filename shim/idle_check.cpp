@@ -18,7 +18,8 @@ void IdleCheck::start_with_idle(std::uint64_t now) noexcept {
     with_.restart(now);
 }
 
-bool IdleCheck::step(std::uint64_t now, std::uint64_t ends, bool active, std::uint64_t marks, bool counted) noexcept {
+bool IdleCheck::step(std::uint64_t now, std::uint64_t ends, bool active, std::uint64_t marks, bool counted,
+                     bool parallel) noexcept {
     probe_ended_ = false;
     first_decline_now_ = false;
     if (!active) {
@@ -34,8 +35,10 @@ bool IdleCheck::step(std::uint64_t now, std::uint64_t ends, bool active, std::ui
         start_with_idle(now);
         return true;
     case Phase::with_idle:
-        with_.add(now, ends, marks, counted);
-        if (now - since_ < probe_after_.ns() || with_.recent().marks < kMinMarks) return true;
+        with_.add(now, ends, marks, counted, parallel);
+        if (now - since_ < probe_after_.ns() || with_.recent().marks < kMinMarks ||
+            with_.recent().wall_ns < kMinReferenceNs)
+            return true;
         phase_ = Phase::probe;
         since_ = now;
         without_ = Progress{};

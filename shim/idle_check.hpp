@@ -50,9 +50,13 @@ public:
     // region ends, and its other progress marks, counted where `counted`: CountedProgress);
     // `active`: there are idle processors the job may use, it can make progress marks, and
     // nothing else overrides its CPUs this cycle (the confinement check's start, probes and
-    // holds). Returns whether the job's threads may run on the idle processors from now on.
+    // holds). `parallel`: the job did some parallel work in the cycle (a runtime thread busy, a
+    // mark or a region end); a serial stretch ends the window with the idle processors, and the
+    // reference that follows must span kMinReferenceNs before a probe is compared with it, as in
+    // the width check (a window mostly serial read a probe many times "faster" without them).
+    // Returns whether the job's threads may run on the idle processors from now on.
     bool step(std::uint64_t now_ns, std::uint64_t ends, bool active, std::uint64_t marks = 0,
-              bool counted = false) noexcept;
+              bool counted = false, bool parallel = true) noexcept;
 
     bool with_idle() const noexcept { return phase_ == Phase::off || phase_ == Phase::with_idle; }
     Phase phase() const noexcept { return phase_; }

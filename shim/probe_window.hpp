@@ -84,6 +84,11 @@ private:
 // session). Shorter serial bits (a few ms of Python between BLAS calls) stay in: they dilute a
 // 250 ms window by a few percent.
 inline constexpr std::uint64_t kSerialStretchNs = 20'000'000;
+// The least a reference (a window's recent part) spans before a probe is compared with it. Binds
+// only after a serial stretch ended the window: otherwise a probe comes kFirstProbeNs (200 ms or
+// more) after its window began, the width check's kWideSettleNs at most of it no reference.
+// FastTree's phase after its serial stretch made 32 marks in 16 ms, the slow start of a phase.
+inline constexpr std::uint64_t kMinReferenceNs = 100'000'000;
 
 class CountedProgress {
 public:

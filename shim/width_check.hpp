@@ -87,10 +87,6 @@ public:
     static constexpr std::uint64_t kSecondLookNs = 350'000'000;
     // After a probe or a hold, the part of the wide window that is no reference.
     static constexpr std::uint64_t kWideSettleNs = 100'000'000;
-    // The least a reference spans. Binds only after a serial stretch ended the window: otherwise a
-    // probe comes kFirstProbeNs or more after its window began, kWideSettleNs at most of it no
-    // reference. FastTree's phase after its serial stretch made 32 marks in 16 ms.
-    static constexpr std::uint64_t kMinReferenceNs = 100'000'000;
 
     // One controller cycle: `ends` and `marks` are what the job did in the cycle just ended (its
     // region ends, counted always, and its other progress marks, counted only while its hooks are
@@ -102,7 +98,7 @@ public:
     // teammate that shares a CPU with a hog) counted marks there and none wide.
     // `parallel`: the job did some parallel work in the cycle (a runtime thread busy, a mark or a
     // region end); a serial stretch ends the wide window (CountedProgress says why), and the
-    // reference that follows must span kMinReferenceNs before a probe is compared with it.
+    // reference that follows must span kMinReferenceNs (probe_window.hpp) before a probe is compared with it.
     int step(std::uint64_t now_ns, std::uint64_t ends, int width, bool active, std::uint64_t marks = 0,
              bool counted = false, bool parallel = true) noexcept;
 

@@ -2,6 +2,8 @@
 // and what it takes to keep it to its own.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "check_driver.hpp"
@@ -19,10 +21,20 @@ namespace {
 struct Job : CheckDriver<Job, IdleCheck> {
     double with_rate, own_rate;
     bool with_idle = true;  // what the check said at the previous cycle
+    // Whether the cycle ending at `now` was serial: no parallel work, no marks (none by default).
+    std::function<bool(std::uint64_t)> serial = [](std::uint64_t) { return false; };
+    // A phase's slow start: the rates are `start_factor` times as high in the first `start_ns` of
+    // each parallel stretch (1: none).
+    double start_factor = 1;
+    std::uint64_t start_ns = 0, parallel_since = 0;
     Job(double w, double o) : with_rate(w), own_rate(o) {}
     bool cycle(bool active = true) {
         now += kCycle;
-        with_idle = check.step(now, marks(with_idle ? with_rate : own_rate, kCycle / kMs), active);
+        const bool in_serial = serial(now);
+        if (in_serial) parallel_since = now;
+        const double factor = now - parallel_since <= start_ns ? start_factor : 1.0;
+        const std::uint64_t made = in_serial ? 0 : marks(factor * (with_idle ? with_rate : own_rate), kCycle / kMs);
+        with_idle = check.step(now, made, active, 0, false, !in_serial);
         REQUIRE(with_idle == check.with_idle());
         return with_idle;
     }
@@ -160,4 +172,45 @@ TEST_CASE("idle_check: a probe counts what its window counted", "[idle_check]") 
     // Counted in both: a gain in marks without them declines them; the same marks alike do not.
     REQUIRE(run(true, 5, 15) > 0);
     REQUIRE(run(true, 5, 5) == 0);
+}
+
+TEST_CASE("idle_check: a serial stretch is no part of a reference", "[idle_check]") {
+    // Phases of short regions (twice as far with the idle processors) between serial stretches,
+    // 200 ms and 500 ms in turn: FastTree's shape. A window through a stretch read a probe at the
+    // next phase's start 1.75x "further without them" (its rate diluted by the stretch): declined.
+    Job job(20, 10);
+    job.serial = [](std::uint64_t now) { return now % 700'000'000 >= 200'000'000; };
+    double highest = 0;
+    for (int i = 0; i < cycles(30'000'000'000); ++i) {
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::declined);
+        if (job.check.probe_ended()) highest = std::max(highest, job.check.last_ratio());
+    }
+    REQUIRE(highest > 0);                        // probed all the same
+    REQUIRE(highest < IdleCheck::kDeclineRatio);  // and never read further without them
+}
+
+TEST_CASE("idle_check: after a serial stretch, a reference spans kMinReferenceNs", "[idle_check]") {
+    // Phases of 300 ms between serial stretches of 400 ms, each phase's first 30 ms a tenth as fast
+    // (threads waking, caches cold), a job the idle processors help (1.25x). A reference of the
+    // phase's first few cycles read a probe just after them several times further without them.
+    Job job(12.5, 10);
+    job.serial = [](std::uint64_t now) { return now % 700'000'000 >= 300'000'000; };
+    job.start_factor = 0.1;
+    job.start_ns = 30'000'000;
+    double highest = 0;
+    for (int i = 0; i < cycles(30'000'000'000); ++i) {
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::declined);
+        if (job.check.probe_ended()) highest = std::max(highest, job.check.last_ratio());
+    }
+    REQUIRE(highest > 0);
+    REQUIRE(highest < IdleCheck::kDeclineRatio);
+}
+
+TEST_CASE("idle_check: a job further on its own is declined them between serial stretches too", "[idle_check]") {
+    // 400 ms of tesseract's shape (1.6x as far without them), 100 ms serial, in turn.
+    Job job(10, 16);
+    job.serial = [](std::uint64_t now) { return now % 500'000'000 >= 400'000'000; };
+    REQUIRE(job.until(Phase::declined, cycles(10'000'000'000)) > 0);
 }
