@@ -67,9 +67,16 @@ public:
 
     void runtime_started(Adapter& adapter) const noexcept override {
         say_complaints();
-        // Registered before the first start, so the controller is stopped (and leaves the table)
-        // before the runtimes' own static destructors run: atexit handlers run in reverse order.
-        if (!g_exit_hook.exchange(true)) std::atexit(&at_exit);
+        // Registered at each runtime's first start, so the controller is stopped (and leaves the
+        // table, and destroys what it made in the runtimes) before any runtime's own static
+        // destructors run: atexit handlers run in reverse order, and a runtime's are registered
+        // as it is loaded, before it starts. Once at the first start was not enough: R starts
+        // libgomp, then loads libtbb (RcppParallel, for dada2); at exit libtbb's statics were
+        // gone when the shim destroyed its global_control, and the program aborted ("pure
+        // virtual method called", rc 134: docs/enforcement.md, eighty-eighth session). Once per
+        // adapter (runtime_started is called once each); shutdown does its work once.
+        g_exit_hook.store(true);
+        std::atexit(&at_exit);
         g_controller->adapter_started(adapter);
     }
     int processors() const noexcept override {
