@@ -117,8 +117,11 @@ __attribute__((constructor(101))) void shim_init() {
     confine::capture_at_load();  // the CPU mask the user started us with, before anything changes it
     // The mask the process started with, for P's default and g_cpus: libgomp may have bound this
     // thread already (confine.hpp: capture_before_binding).
-    static Options options = parse_options(environ, &complain, confine::original_cpus());
-    g_options = &options;
+    // Never destroyed, as the controller: the runtimes' threads may still call the Host (which
+    // reads the options) while static destructors run at exit, and this object's would run last.
+    alignas(Options) static unsigned char options_storage[sizeof(Options)];
+    g_options = new (options_storage) Options(parse_options(environ, &complain, confine::original_cpus()));
+    Options& options = *g_options;
     set_log_level(options.log);
     if (options.disable) return;  // silent: a disabled shim is exactly no shim
     if (!options.confine) confine::disable("APSHIM_CONFINE=0");
