@@ -98,7 +98,8 @@ public:
     // teammate that shares a CPU with a hog) counted marks there and none wide.
     // `parallel`: the job did some parallel work in the cycle (a runtime thread busy, a mark or a
     // region end); a serial stretch ends the wide window (CountedProgress says why), and the
-    // reference that follows must span kMinReferenceNs (probe_window.hpp) before a probe is compared with it.
+    // reference that follows must span kMinReferenceNs (probe_window.hpp) before a probe is
+    // compared with it.
     int step(std::uint64_t now_ns, std::uint64_t ends, int width, bool active, std::uint64_t marks = 0,
              bool counted = false, bool parallel = true) noexcept;
 
