@@ -46,6 +46,7 @@ void WidthCheck::start_probe(std::uint64_t now) noexcept {
     phase_ = Phase::probe;
     since_ = now;
     probe_ = Progress{};
+    probe_peak_ = 0;
 }
 
 int WidthCheck::step(std::uint64_t now, std::uint64_t ends, int width, bool active, std::uint64_t marks,
@@ -95,12 +96,17 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t ends, int width, bool acti
     }
     case Phase::probe:
         if (elapsed <= kSettleNs) return narrow_;  // the cycles just after the switch: not counted
-        probe_.marks += wide_.probe_marks(ends, marks);
+        {
+            const std::uint64_t counted_marks = wide_.probe_marks(ends, marks);
+            probe_.marks += counted_marks;
+            probe_peak_ = std::max(probe_peak_, counted_marks);
+        }
         probe_.wall_ns = elapsed - kSettleNs;
         if (elapsed < kMinProbeNs) return narrow_;
         if (probe_.per_wall() < ref_.per_wall()) return decide(now, false);  // it needs its processors
         if (elapsed < kDecideNs || probe_.marks < kMinMarks) return elapsed < kMaxProbeNs ? narrow_ : decide(now, false);
-        return decide(now, probe_.per_wall() >= kRatio * ref_.per_wall());
+        return decide(now, probe_.per_wall() >= kRatio * ref_.per_wall() &&
+                               static_cast<double>(probe_peak_) <= kMaxBurstShare * static_cast<double>(probe_.marks));
     case Phase::narrowed: break;  // handled above
     }
     return width;

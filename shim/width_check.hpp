@@ -83,6 +83,13 @@ public:
     // a job that needs its processors reads about half as far on half of them, one bound by
     // memory about as far; only a job its own threads slow down reads further.
     static constexpr double kRatio = 1.25;
+    // A probe that got more than this share of its marks in one cycle met a burst (a phase's
+    // boundary: hundreds of short regions at once), not a gain. idba_ud runs long regions without
+    // region ends and, between phases, bursts of them; its reference becomes enough (kMinMarks)
+    // as a burst arrives, so a probe starts in one, and the second look did too: 208 of its 218
+    // region ends in one cycle read 7.6x, and it was held on one CPU for a second (1 alone run of
+    // 7; docs/enforcement.md, eighty-eighth session). xtb's gain reads steadily, 15-30 a cycle.
+    static constexpr double kMaxBurstShare = 0.5;
     // The wide window between a first reading of "faster on fewer" and the probe that confirms it.
     static constexpr std::uint64_t kSecondLookNs = 350'000'000;
     // After a probe or a hold, the part of the wide window that is no reference.
@@ -154,6 +161,7 @@ private:
     int width_ = 0, narrow_ = 0;
     CountedProgress wide_;  // the wide window (its recent part)
     Progress probe_, ref_;
+    std::uint64_t probe_peak_ = 0;  // the most marks one cycle of the probe counted
     double last_ratio_ = 0;
     bool narrowed_before_ = false;
     bool held_last_ = false;  // the last probe narrowed the job (the next hold doubles)

@@ -264,6 +264,32 @@ TEST_CASE("width_check: a probe that meets a burst costs no hold", "[width_check
     REQUIRE(job.check.hold_ns() == apshim::kFirstHoldNs);
 }
 
+TEST_CASE("width_check: a probe whose marks came in one cycle met a burst, not a gain", "[width_check]") {
+    // idba_ud's shape: a mark a ms on either width, and 200 marks in one cycle at every probe's
+    // third counted cycle (a phase's boundary: hundreds of short regions at once). Counted as a
+    // rate, each probe read about 2.9x; both looks met a burst, so the job was narrowed.
+    std::uint64_t probe_since = 0;
+    Phase before = Phase::off;
+    Job* self = nullptr;
+    Job job(2, [&](int, std::uint64_t now) {
+        const Phase p = self->check.phase();
+        if (p == Phase::probe && before != Phase::probe) probe_since = now - kCycle;
+        before = p;
+        return p == Phase::probe && now - probe_since == 2 * kCycle + WidthCheck::kSettleNs ? 40.0 : 1.0;
+    });
+    self = &job;
+    int probes = 0;
+    for (int i = 0; i < cycles(30'000'000'000); ++i) {
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::narrowed);
+        if (job.check.decided()) {
+            ++probes;
+            REQUIRE(job.check.last_ratio() > WidthCheck::kRatio);  // the rate read a gain: the burst
+        }
+    }
+    REQUIRE(probes >= 5);
+}
+
 TEST_CASE("width_check: a probe is compared with the phase just before it", "[width_check]") {
     // 2 s of a phase that makes 10x the marks (on either width), then one where the job gets 2.3x
     // as far on half: the whole window would read the probe 0.6x (the earlier phase's rate),
