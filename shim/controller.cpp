@@ -644,8 +644,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
             "other: held on the %s half", s.width_check.first_ratio(), s.width_check.other_ratio(),
             s.width_check.on_last_half() ? "last" : "first");
     else if (s.width_check.decided())
-        log(LogLevel::debug, "width check: %.2fx the progress per second on %d of %d processors",
-            s.width_check.last_ratio(), s.width_check.probe_width(), width);
+        log(LogLevel::debug, "width check: %.2fx the progress per second on %d of %d processors (%.0f%% of it in one cycle)",
+            s.width_check.last_ratio(), s.width_check.probe_width(), width, 100 * s.width_check.last_peak_share());
     if (s.width_check.first_narrowing_now())
         log(LogLevel::info, "the job gets %.1fx as far per second on %d processors as on the %d it ran on: asking for no more "
             "than %d (measured again now and then)", s.width_check.last_ratio(), s.width_check.probe_width(), width,

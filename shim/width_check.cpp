@@ -116,6 +116,7 @@ int WidthCheck::decide(std::uint64_t now, bool narrower_faster) noexcept {
     decided_ = true;
     reference_from_ = now + kWideSettleNs;  // what follows the probe on all processors
     last_ratio_ = probe_.per_wall() / ref_.per_wall();  // ref_ has kMinMarks over a positive wall time
+    last_peak_share_ = probe_.marks ? static_cast<double>(probe_peak_) / static_cast<double>(probe_.marks) : 0.0;
     if (comparing_) {
         // The other half after a confirmed gain: hold on the half that got further.
         comparing_ = false;

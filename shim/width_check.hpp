@@ -135,6 +135,9 @@ public:
     // controller, which spreads the job's threads over its CPUs again at once).
     double last_ratio() const noexcept { return last_ratio_; }
     bool decided() const noexcept { return decided_; }
+    // The share of the last decided probe's counted marks that came in its busiest cycle
+    // (kMaxBurstShare).
+    double last_peak_share() const noexcept { return last_peak_share_; }
     // Whether the decision just made followed a probe of the other half (the comparison above),
     // the ratio of the half whose gain was confirmed first and that of the other (last_ratio() is
     // then the held half's).
@@ -162,7 +165,7 @@ private:
     CountedProgress wide_;  // the wide window (its recent part)
     Progress probe_, ref_;
     std::uint64_t probe_peak_ = 0;  // the most marks one cycle of the probe counted
-    double last_ratio_ = 0;
+    double last_ratio_ = 0, last_peak_share_ = 0;
     bool narrowed_before_ = false;
     bool held_last_ = false;  // the last probe narrowed the job (the next hold doubles)
     bool second_look_ = false;  // the last probe read faster on fewer; the next one decides
