@@ -3,6 +3,9 @@
 // whole progress marks out of a rate per ms.
 #pragma once
 
+#include <catch2/catch.hpp>
+
+#include <algorithm>
 #include <cstdint>
 
 namespace apshim::test {
@@ -26,6 +29,17 @@ struct CheckDriver {
         auto whole = static_cast<std::uint64_t>(carry);
         carry -= static_cast<double>(whole);
         return whole;
+    }
+    // Runs `ns` of cycles, requiring the check never to be in phase `never`; the highest ratio a
+    // probe read (0: none), at the cycles where Job::read_now(check) says a probe was decided.
+    double highest_reading(typename Check::Phase never, std::uint64_t ns) {
+        double highest = 0;
+        for (int i = 0; i < cycles(ns); ++i) {
+            static_cast<Job*>(this)->cycle();
+            REQUIRE(check.phase() != never);
+            if (Job::read_now(check)) highest = std::max(highest, check.last_ratio());
+        }
+        return highest;
     }
     // Cycles until the check's phase is `p` (at most `limit`); the number taken, or -1.
     int until(typename Check::Phase p, int limit = 100000) {

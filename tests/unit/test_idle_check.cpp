@@ -2,7 +2,6 @@
 // and what it takes to keep it to its own.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -28,6 +27,8 @@ struct Job : CheckDriver<Job, IdleCheck> {
     double start_factor = 1;
     std::uint64_t start_ns = 0, parallel_since = 0;
     Job(double w, double o) : with_rate(w), own_rate(o) {}
+    // A probe ended at the cycle just made (highest_reading).
+    static bool read_now(const IdleCheck& c) { return c.probe_ended(); }
     bool cycle(bool active = true) {
         now += kCycle;
         const bool in_serial = serial(now);
@@ -180,12 +181,7 @@ TEST_CASE("idle_check: a serial stretch is no part of a reference", "[idle_check
     // next phase's start 1.75x "further without them" (its rate diluted by the stretch): declined.
     Job job(20, 10);
     job.serial = [](std::uint64_t now) { return now % 700'000'000 >= 200'000'000; };
-    double highest = 0;
-    for (int i = 0; i < cycles(30'000'000'000); ++i) {
-        job.cycle();
-        REQUIRE(job.check.phase() != Phase::declined);
-        if (job.check.probe_ended()) highest = std::max(highest, job.check.last_ratio());
-    }
+    const double highest = job.highest_reading(Phase::declined, 30'000'000'000);
     REQUIRE(highest > 0);                        // probed all the same
     REQUIRE(highest < IdleCheck::kDeclineRatio);  // and never read further without them
 }
@@ -198,12 +194,7 @@ TEST_CASE("idle_check: after a serial stretch, a reference spans kMinReferenceNs
     job.serial = [](std::uint64_t now) { return now % 700'000'000 >= 300'000'000; };
     job.start_factor = 0.1;
     job.start_ns = 30'000'000;
-    double highest = 0;
-    for (int i = 0; i < cycles(30'000'000'000); ++i) {
-        job.cycle();
-        REQUIRE(job.check.phase() != Phase::declined);
-        if (job.check.probe_ended()) highest = std::max(highest, job.check.last_ratio());
-    }
+    const double highest = job.highest_reading(Phase::declined, 30'000'000'000);
     REQUIRE(highest > 0);
     REQUIRE(highest < IdleCheck::kDeclineRatio);
 }

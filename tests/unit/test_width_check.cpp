@@ -25,6 +25,8 @@ struct Job : CheckDriver<Job, WidthCheck> {
     // Whether the cycle ending at `now` was serial: no parallel work, no marks (none by default).
     std::function<bool(std::uint64_t)> serial = [](std::uint64_t) { return false; };
     Job(int w, std::function<double(int, std::uint64_t)> r) : width(w), rate(std::move(r)), running(w) {}
+    // A probe was decided at the cycle just made (highest_reading).
+    static bool read_now(const WidthCheck& c) { return c.decided(); }
     int cycle(bool active = true) {
         now += kCycle;
         const bool in_serial = serial(now);
@@ -310,12 +312,7 @@ TEST_CASE("width_check: a serial stretch is no part of a reference", "[width_che
     // phase's start 10x "faster on half", the second look the same: narrowed.
     Job job(2, computes);
     job.serial = [](std::uint64_t now) { return now % 700'000'000 >= 200'000'000; };
-    double highest = 0;
-    for (int i = 0; i < cycles(30'000'000'000); ++i) {
-        job.cycle();
-        REQUIRE(job.check.phase() != Phase::narrowed);
-        if (job.check.decided()) highest = std::max(highest, job.check.last_ratio());
-    }
+    const double highest = job.highest_reading(Phase::narrowed, 30'000'000'000);
     REQUIRE(highest > 0);                      // probed all the same
     REQUIRE(highest < WidthCheck::kRatio);     // and never read faster on half
 }
@@ -327,12 +324,7 @@ TEST_CASE("width_check: after a serial stretch, a reference spans kMinReferenceN
     // the second look (due in the stretch) too: narrowed. Over 100 ms the start weighs little.
     Job job(2, [](int w, std::uint64_t now) { return now % 700'000'000 < 30'000'000 ? 1.0 * w : 10.0 * w; });
     job.serial = [](std::uint64_t now) { return now % 700'000'000 >= 300'000'000; };
-    double highest = 0;
-    for (int i = 0; i < cycles(30'000'000'000); ++i) {
-        job.cycle();
-        REQUIRE(job.check.phase() != Phase::narrowed);
-        if (job.check.decided()) highest = std::max(highest, job.check.last_ratio());
-    }
+    const double highest = job.highest_reading(Phase::narrowed, 30'000'000'000);
     REQUIRE(highest > 0);
     REQUIRE(highest < WidthCheck::kRatio);
 }
