@@ -51,7 +51,7 @@ void WidthCheck::start_probe(std::uint64_t now) noexcept {
 
 int WidthCheck::step(std::uint64_t now, std::uint64_t ends, int width, bool active, std::uint64_t marks,
                      bool counted, bool parallel) noexcept {
-    decided_ = false;
+    decided_ = voided_ = false;
     compared_now_ = false;
     first_narrowing_now_ = false;
     if (phase_ == Phase::narrowed) {
@@ -103,17 +103,36 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t ends, int width, bool acti
         }
         probe_.wall_ns = elapsed - kSettleNs;
         if (elapsed < kMinProbeNs) return narrow_;
-        if (probe_.per_wall() < ref_.per_wall()) return decide(now, false);  // it needs its processors
+        if (probe_.per_wall() < ref_.per_wall()) {
+            // Not one mark, or all but a burst's: the job met a stretch without marks (a long
+            // region), no reading of its width; once in a row, and not in the comparison of the
+            // halves (kMaxVoidProbes).
+            const bool no_reading = probe_.marks == 0 || burst();
+            if (no_reading && !comparing_ && void_probes_ < kMaxVoidProbes) return void_probe(now);
+            return decide(now, false);  // it needs its processors
+        }
         if (elapsed < kDecideNs || probe_.marks < kMinMarks) return elapsed < kMaxProbeNs ? narrow_ : decide(now, false);
-        return decide(now, probe_.per_wall() >= kRatio * ref_.per_wall() &&
-                               static_cast<double>(probe_peak_) <= kMaxBurstShare * static_cast<double>(probe_.marks));
+        return decide(now, probe_.per_wall() >= kRatio * ref_.per_wall() && !burst());
     case Phase::narrowed: break;  // handled above
     }
     return width;
 }
 
+int WidthCheck::void_probe(std::uint64_t now) noexcept {
+    // Over, as a decision is (the controller spreads the job's threads again), but nothing follows
+    // from it: the interval, the half and a pending second look stay as they were, and the next
+    // probe comes after the same wide window, once its reference is enough again.
+    decided_ = voided_ = true;
+    ++void_probes_;
+    last_ratio_ = last_peak_share_ = 0;
+    reference_from_ = now + kWideSettleNs;
+    start_wide(now, width_);
+    return width_;
+}
+
 int WidthCheck::decide(std::uint64_t now, bool narrower_faster) noexcept {
     decided_ = true;
+    void_probes_ = 0;
     reference_from_ = now + kWideSettleNs;  // what follows the probe on all processors
     last_ratio_ = probe_.per_wall() / ref_.per_wall();  // ref_ has kMinMarks over a positive wall time
     last_peak_share_ = probe_.marks ? static_cast<double>(probe_peak_) / static_cast<double>(probe_.marks) : 0.0;

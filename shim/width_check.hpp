@@ -90,6 +90,17 @@ public:
     // region ends in one cycle read 7.6x, and it was held on one CPU for a second (1 alone run of
     // 7; docs/enforcement.md, eighty-eighth session). xtb's gain reads steadily, 15-30 a cycle.
     static constexpr double kMaxBurstShare = 0.5;
+    // Probes in a row that may end without a reading: a probe that read slower by kMinProbeNs
+    // with not one mark, or with more than kMaxBurstShare of them in one cycle, met a stretch
+    // without marks (the job went from short regions into a long one as the probe began), which
+    // says nothing of its width. SciPy beside a CPU hog (OpenBLAS's long regions between bursts of
+    // short ones) met one with its first probe at 0.26 s in 10 runs of 12 (none, or 5 region ends
+    // in one cycle); read as "nothing to gain", it put the next probe a second later, on the other
+    // half, and the job ran its convoy on both CPUs until then (3.1-3.5 s against 2.3-2.6 s where
+    // the first probe read the gain; docs/enforcement.md, eighty-ninth session). One in a row: a
+    // job whose probes keep meeting such stretches (or whose marks are that sparse) is read as
+    // before from the second on, at the cost of one more 30 ms probe each time.
+    static constexpr int kMaxVoidProbes = 1;
     // The wide window between a first reading of "faster on fewer" and the probe that confirms it.
     static constexpr std::uint64_t kSecondLookNs = 350'000'000;
     // After a probe or a hold, the part of the wide window that is no reference.
@@ -135,6 +146,8 @@ public:
     // controller, which spreads the job's threads over its CPUs again at once).
     double last_ratio() const noexcept { return last_ratio_; }
     bool decided() const noexcept { return decided_; }
+    // The probe that just ended counted no mark and decided nothing (kMaxVoidProbes).
+    bool voided() const noexcept { return voided_; }
     // The share of the last decided probe's counted marks that came in its busiest cycle
     // (kMaxBurstShare).
     double last_peak_share() const noexcept { return last_peak_share_; }
@@ -154,6 +167,12 @@ private:
     void start_probe(std::uint64_t now) noexcept;
     // The probe is over: narrow the job or keep it wide. Returns the width to run at.
     int decide(std::uint64_t now, bool narrower_faster) noexcept;
+    // The probe is over without a reading (kMaxVoidProbes): wide again. Returns the width.
+    int void_probe(std::uint64_t now) noexcept;
+    // More than kMaxBurstShare of the probe's counted marks came in one cycle.
+    bool burst() const noexcept {
+        return static_cast<double>(probe_peak_) > kMaxBurstShare * static_cast<double>(probe_.marks);
+    }
     // Holds the job narrowed on its probe's half. Returns the width to run at.
     int hold(std::uint64_t now) noexcept;
 
@@ -177,6 +196,8 @@ private:
     std::uint64_t reference_from_ = 0;  // the wide window's reference begins no earlier
     bool first_narrowing_now_ = false;
     bool decided_ = false;
+    bool voided_ = false;
+    int void_probes_ = 0;  // probes in a row that ended without a reading
 };
 
 }  // namespace apshim

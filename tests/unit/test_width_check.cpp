@@ -292,6 +292,61 @@ TEST_CASE("width_check: a probe whose marks came in one cycle met a burst, not a
     REQUIRE(probes >= 5);
 }
 
+TEST_CASE("width_check: a probe that met a stretch without marks read nothing, and the next one comes as soon", "[width_check]") {
+    // SciPy beside a CPU hog: bursts of short regions (marks) at 2.3x as far on half, but the first
+    // probe began as a long region did (no mark for its first 45 ms, or only a burst of 5 in one
+    // cycle). Read as "nothing to gain", it put the next probe a second later, on the other half.
+    const double burst = GENERATE(0.0, 1.0);  // marks a ms in the cycle ending at 275 ms
+    Job job(2, [burst](int w, std::uint64_t now) {
+        if (now == 275 * kMs) return burst;
+        return now >= 250 * kMs && now < 300 * kMs ? 0.0 : spins(w, now);
+    });
+    REQUIRE(job.until(Phase::probe) > 0);
+    const std::uint64_t first = job.now;
+    while (job.check.phase() == Phase::probe) job.cycle();
+    REQUIRE(job.check.decided());
+    REQUIRE(job.check.voided());
+    REQUIRE(job.check.last_ratio() == 0);
+    REQUIRE(job.now - first <= WidthCheck::kMinProbeNs + kCycle);
+    REQUIRE(job.check.phase() == Phase::wide);
+    REQUIRE_FALSE(job.check.on_last_half());  // the same half next
+    const std::uint64_t wide_from = job.now;
+    REQUIRE(job.until(Phase::probe) > 0);
+    REQUIRE(job.now - wide_from <= WidthCheck::kFirstProbeNs + 2 * kCycle);  // the interval did not grow
+    while (job.check.phase() == Phase::probe) job.cycle();
+    REQUIRE_FALSE(job.check.voided());
+    REQUIRE(job.check.last_ratio() == Approx(2.3).margin(0.3));
+    REQUIRE(job.until(Phase::narrowed) > 0);
+    REQUIRE(job.now <= 1'300'000'000);  // a second later without the rule (1.8 s)
+}
+
+TEST_CASE("width_check: a job whose probes all meet stretches without marks is read from the second on", "[width_check]") {
+    // No mark whenever it runs narrowed (a job that needs its processors, read at its sparsest): one
+    // probe in a row ends without a reading, the next finds nothing, and the interval grows as it
+    // does for any job that needs its processors.
+    Job job(2, [](int w, std::uint64_t now) { return w < 2 ? 0.0 : computes(w, now); });
+    int voided = 0, read = 0;
+    std::vector<std::uint64_t> read_at;
+    bool voided_last = false;
+    for (int i = 0; i < cycles(30'000'000'000); ++i) {
+        job.cycle();
+        REQUIRE(job.check.phase() != Phase::narrowed);
+        if (!job.check.decided()) continue;
+        if (job.check.voided()) {
+            REQUIRE_FALSE(voided_last);  // never two in a row
+            ++voided;
+        } else {
+            ++read;
+            read_at.push_back(job.now);
+        }
+        voided_last = job.check.voided();
+    }
+    REQUIRE(read >= 4);
+    REQUIRE(voided <= read + 1);  // each void followed by a reading, but one at the end
+    for (std::size_t k = 2; k < read_at.size(); ++k)  // growing: at least 4x the first interval apart
+        REQUIRE(read_at[k] - read_at[k - 1] >= 4 * WidthCheck::kFirstProbeNs);
+}
+
 TEST_CASE("width_check: a probe is compared with the phase just before it", "[width_check]") {
     // 2 s of a phase that makes 10x the marks (on either width), then one where the job gets 2.3x
     // as far on half: the whole window would read the probe 0.6x (the earlier phase's rate),
