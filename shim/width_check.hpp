@@ -94,8 +94,8 @@ public:
     // with not one mark, or with more than kMaxBurstShare of them in one cycle, met a stretch
     // without marks (the job went from short regions into a long one as the probe began), which
     // says nothing of its width. SciPy beside a CPU hog (OpenBLAS's long regions between bursts of
-    // short ones) met one with its first probe at 0.26 s in 10 runs of 12 (none, or 5 region ends
-    // in one cycle); read as "nothing to gain", it put the next probe a second later, on the other
+    // short ones) met one with its first probe at 0.26 s in 10 runs of 12 (no region end, or all
+    // but one in one cycle, in 9 of them); read as "nothing to gain", it put the next probe a second later, on the other
     // half, and the job ran its convoy on both CPUs until then (3.1-3.5 s against 2.3-2.6 s where
     // the first probe read the gain; docs/enforcement.md, eighty-ninth session). One in a row: a
     // job whose probes keep meeting such stretches (or whose marks are that sparse) is read as
