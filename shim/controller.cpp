@@ -638,7 +638,10 @@ void Controller::cycle(std::uint64_t now) noexcept {
     // Parallel work in the cycle (a runtime thread busy, a mark, a region end): where there was
     // none for a while, both checks' windows start after that serial stretch (probe_window.hpp).
     const bool parallel_work = busy > 0 || marks > 0 || region_ends > 0;
-    s.width_check.step(now, region_ends, width, width_checking, marks, marks_counted, parallel_work);
+    // Half a processor of work at least: a probe without marks read the job's width only where its
+    // threads never worked (width_check.hpp, kMaxVoidProbes).
+    const bool working = 2.0 * static_cast<double>(busy) >= dt;
+    s.width_check.step(now, region_ends, width, width_checking, marks, marks_counted, parallel_work, working);
     if (s.width_check.compared_now())
         log(LogLevel::debug, "width check: %.2fx the progress per second on the half that gained first, %.2fx on the "
             "other: held on the %s half", s.width_check.first_ratio(), s.width_check.other_ratio(),

@@ -47,10 +47,11 @@ void WidthCheck::start_probe(std::uint64_t now) noexcept {
     since_ = now;
     probe_ = Progress{};
     probe_peak_ = 0;
+    probe_worked_ = false;
 }
 
 int WidthCheck::step(std::uint64_t now, std::uint64_t ends, int width, bool active, std::uint64_t marks,
-                     bool counted, bool parallel) noexcept {
+                     bool counted, bool parallel, bool working) noexcept {
     decided_ = voided_ = false;
     compared_now_ = false;
     first_narrowing_now_ = false;
@@ -100,6 +101,7 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t ends, int width, bool acti
             const std::uint64_t counted_marks = wide_.probe_marks(ends, marks);
             probe_.marks += counted_marks;
             probe_peak_ = std::max(probe_peak_, counted_marks);
+            probe_worked_ = probe_worked_ || working;
         }
         probe_.wall_ns = elapsed - kSettleNs;
         if (elapsed < kMinProbeNs) return narrow_;
@@ -107,7 +109,7 @@ int WidthCheck::step(std::uint64_t now, std::uint64_t ends, int width, bool acti
             // Not one mark, or all but a burst's: the job met a stretch without marks (a long
             // region), no reading of its width; once in a row, and not in the comparison of the
             // halves (kMaxVoidProbes).
-            const bool no_reading = probe_.marks == 0 || burst();
+            const bool no_reading = (probe_.marks == 0 || burst()) && probe_worked_;
             if (no_reading && !comparing_ && void_probes_ < kMaxVoidProbes) return void_probe(now);
             return decide(now, false);  // it needs its processors
         }

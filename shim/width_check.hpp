@@ -91,9 +91,12 @@ public:
     // 7; docs/enforcement.md, eighty-eighth session). xtb's gain reads steadily, 15-30 a cycle.
     static constexpr double kMaxBurstShare = 0.5;
     // Probes in a row that may end without a reading: a probe that read slower by kMinProbeNs
-    // with not one mark, or with more than kMaxBurstShare of them in one cycle, met a stretch
+    // with not one mark, or with more than kMaxBurstShare of them in one cycle, while the job's
+    // threads worked (half a processor in one of its counted cycles at least), met a stretch
     // without marks (the job went from short regions into a long one as the probe began), which
-    // says nothing of its width. SciPy beside a CPU hog (OpenBLAS's long regions between bursts of
+    // says nothing of its width. Where its threads never worked, they got no CPU on that half (a
+    // hog kept there at a priority the job cannot match: omp.*.outside_load), and that is a
+    // reading: the first CI run with the rule held such a job wide, its probes voided there. SciPy beside a CPU hog (OpenBLAS's long regions between bursts of
     // short ones) met one with its first probe at 0.26 s in 10 runs of 12 (no region end, or all
     // but one in one cycle, in 9 of them); read as "nothing to gain", it put the next probe a second later, on the other
     // half, and the job ran its convoy on both CPUs until then (3.1-3.5 s against 2.3-2.6 s where
@@ -117,9 +120,11 @@ public:
     // `parallel`: the job did some parallel work in the cycle (a runtime thread busy, a mark or a
     // region end); a serial stretch ends the wide window (CountedProgress says why), and the
     // reference that follows must span kMinReferenceNs (probe_window.hpp) before a probe is
-    // compared with it.
+    // compared with it. `working`: the job's runtime threads worked at least half a processor's
+    // time in the cycle (a probe without marks in which they never did read the job's width: its
+    // threads got no CPU there; kMaxVoidProbes).
     int step(std::uint64_t now_ns, std::uint64_t ends, int width, bool active, std::uint64_t marks = 0,
-             bool counted = false, bool parallel = true) noexcept;
+             bool counted = false, bool parallel = true, bool working = true) noexcept;
 
     // The most processors the job may ask for (its desire's cap): 0 (none) but while narrowed.
     int cap() const noexcept { return phase_ == Phase::narrowed ? narrow_ : 0; }
@@ -184,6 +189,7 @@ private:
     CountedProgress wide_;  // the wide window (its recent part)
     Progress probe_, ref_;
     std::uint64_t probe_peak_ = 0;  // the most marks one cycle of the probe counted
+    bool probe_worked_ = false;     // the job's threads worked in a counted cycle of the probe
     double last_ratio_ = 0, last_peak_share_ = 0;
     bool narrowed_before_ = false;
     bool held_last_ = false;  // the last probe narrowed the job (the next hold doubles)

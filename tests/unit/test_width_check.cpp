@@ -24,6 +24,9 @@ struct Job : CheckDriver<Job, WidthCheck> {
     int running;  // what the check said at the previous cycle
     // Whether the cycle ending at `now` was serial: no parallel work, no marks (none by default).
     std::function<bool(std::uint64_t)> serial = [](std::uint64_t) { return false; };
+    // Whether its threads worked half a processor's time in the cycle, running on `width_run`
+    // (always by default).
+    std::function<bool(int)> works = [](int) { return true; };
     Job(int w, std::function<double(int, std::uint64_t)> r) : width(w), rate(std::move(r)), running(w) {}
     // A probe was decided at the cycle just made (highest_reading).
     static bool read_now(const WidthCheck& c) { return c.decided(); }
@@ -31,7 +34,7 @@ struct Job : CheckDriver<Job, WidthCheck> {
         now += kCycle;
         const bool in_serial = serial(now);
         running = check.step(now, in_serial ? 0 : marks(rate(running, now), kCycle / kMs), width, active, 0, false,
-                             !in_serial);
+                             !in_serial, works(running));
         REQUIRE(running >= 1);
         REQUIRE(running <= width);
         REQUIRE((running < width) == (check.narrows() && check.probe_width() < width));
@@ -318,6 +321,24 @@ TEST_CASE("width_check: a probe that met a stretch without marks read nothing, a
     REQUIRE(job.check.last_ratio() == Approx(2.3).margin(0.3));
     REQUIRE(job.until(Phase::narrowed) > 0);
     REQUIRE(job.now <= 1'300'000'000);  // a second later without the rule (1.8 s)
+}
+
+TEST_CASE("width_check: a probe without marks whose threads got no CPU reads the job's width", "[width_check]") {
+    // omp.*.outside_load's kept hog: on the first half the job's threads get no CPU (a hog kept
+    // there at a priority the job cannot match), on the other they go 10x as far as their convoy on
+    // both. A probe there with no mark is a reading: the next probe turns to the other half.
+    Job* self = nullptr;
+    Job job(2, [&](int w, std::uint64_t) { return w == 2 ? 1.0 : self->check.on_last_half() ? 10.0 : 0.0; });
+    self = &job;
+    job.works = [&](int w) { return w == 2 || job.check.on_last_half(); };
+    REQUIRE(job.until(Phase::probe) > 0);
+    while (job.check.phase() == Phase::probe) job.cycle();
+    REQUIRE(job.check.decided());
+    REQUIRE_FALSE(job.check.voided());
+    REQUIRE(job.check.on_last_half());
+    REQUIRE(job.until(Phase::narrowed) > 0);
+    REQUIRE(job.check.on_last_half());
+    REQUIRE(job.now <= 2'000'000'000);
 }
 
 TEST_CASE("width_check: a job whose probes all meet stretches without marks is read from the second on", "[width_check]") {
