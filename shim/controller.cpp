@@ -647,7 +647,8 @@ void Controller::cycle(std::uint64_t now) noexcept {
             "other: held on the %s half", s.width_check.first_ratio(), s.width_check.other_ratio(),
             s.width_check.on_last_half() ? "last" : "first");
     else if (s.width_check.voided())
-        log(LogLevel::debug, "width check: no mark in the probe on %d of %d processors: no reading, wide again",
+        log(LogLevel::debug, "width check: no mark in the probe on %d of %d processors (or a burst's only) while its "
+            "threads worked: no reading, wide again",
             s.width_check.probe_width(), width);
     else if (s.width_check.decided())
         log(LogLevel::debug, "width check: %.2fx the progress per second on %d of %d processors (%.0f%% of it in one cycle)",

@@ -94,14 +94,15 @@ public:
     // with not one mark, or with more than kMaxBurstShare of them in one cycle, while the job's
     // threads worked (half a processor in one of its counted cycles at least), met a stretch
     // without marks (the job went from short regions into a long one as the probe began), which
-    // says nothing of its width. Where its threads never worked, they got no CPU on that half (a
-    // hog kept there at a priority the job cannot match: omp.*.outside_load), and that is a
-    // reading: the first CI run with the rule held such a job wide, its probes voided there. SciPy beside a CPU hog (OpenBLAS's long regions between bursts of
-    // short ones) met one with its first probe at 0.26 s in 10 runs of 12 (no region end, or all
-    // but one in one cycle, in 9 of them); read as "nothing to gain", it put the next probe a second later, on the other
-    // half, and the job ran its convoy on both CPUs until then (3.1-3.5 s against 2.3-2.6 s where
-    // the first probe read the gain; docs/enforcement.md, eighty-ninth session). One in a row: a
-    // job whose probes keep meeting such stretches (or whose marks are that sparse) is read as
+    // says nothing of its width. SciPy beside a CPU hog (OpenBLAS's long regions between bursts
+    // of short ones) met one with its first probe at 0.26 s in 10 runs of 12 (no region end, or
+    // all but one in one cycle, in 9 of them); read as "nothing to gain", it put the next probe a
+    // second later, on the other half, and the job ran its convoy on both CPUs until then
+    // (3.1-3.5 s against 2.3-2.6 s where the first probe read the gain; docs/enforcement.md,
+    // eighty-ninth session). Where its threads never worked, they got no CPU on that half (a hog
+    // kept there at a priority the job cannot match: omp.*.outside_load), and that is a reading:
+    // without the condition, a CI run held such a job wide, its probes there voided. One in a row:
+    // a job whose probes keep meeting such stretches (or whose marks are that sparse) is read as
     // before from the second on, at the cost of one more 30 ms probe each time.
     static constexpr int kMaxVoidProbes = 1;
     // The wide window between a first reading of "faster on fewer" and the probe that confirms it.
@@ -151,7 +152,8 @@ public:
     // controller, which spreads the job's threads over its CPUs again at once).
     double last_ratio() const noexcept { return last_ratio_; }
     bool decided() const noexcept { return decided_; }
-    // The probe that just ended counted no mark and decided nothing (kMaxVoidProbes).
+    // The probe that just ended decided nothing: no mark, or a burst's, while the job's threads
+    // worked (kMaxVoidProbes).
     bool voided() const noexcept { return voided_; }
     // The share of the last decided probe's counted marks that came in its busiest cycle
     // (kMaxBurstShare).
