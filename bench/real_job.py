@@ -22,6 +22,9 @@ apshim-cap) becomes the program's own knob, and the job prints one line
                                                 takes longer: more SCF steps)
     real_job.py rtsne DIR [--threads N]         R's Rtsne (OpenMP, libgomp): 4000 x 30 points, 400 iterations
                                                 (quick: 2000, 250)
+    real_job.py rcppml DIR [--threads N]        R's RcppML nmf() (OpenMP, libgomp, and Eigen's parallel products
+                                                compiled in): a 2000 x 1500 matrix, half zeros, rank 30, 30
+                                                iterations, 2 seeds (quick: 1000 x 750, 1 seed)
     real_job.py gmx DIR [--threads N]           GROMACS mdrun (OpenMP, libgomp; one rank): 1500 steps of a
                                                 box of 884 waters (quick: 400), prepared by `prepare`
                                                 where gmx is installed
@@ -34,7 +37,7 @@ scikit-learn), `flexbar -n N`, cv2.setNumThreads(N) (OpenCV), OMP_THREAD_LIMIT=N
 num_threads clause overrides OMP_NUM_THREADS: the knob its users are told to set),
 OMP_NUM_THREADS=N for xtb (which its pthreads OpenBLAS reads too) and cp2k, Rtsne's num_threads
 argument (one per CPU without --threads: the package's default is one thread, so a user who wants
-it parallel names a count), `gmx mdrun -ntomp N` (GROMACS: one OpenMP thread per CPU without it).
+it parallel names a count), RcppML's setRcppMLthreads (its default, 0, is one per CPU), `gmx mdrun -ntomp N` (GROMACS: one OpenMP thread per CPU without it).
 The inputs' sizes (written by `prepare`, --quick for smaller ones) decide the run times: about 2-5 s each
 alone natively on 2 idle cores (quick: about 1 s).
 """
@@ -168,6 +171,22 @@ r <- Rtsne(X, num_threads = threads, max_iter = iters, check_duplicates = FALSE)
 cat(sprintf("%.6f %.6f\\n", sum(abs(r$Y)), r$itercosts[length(r$itercosts)]))
 """
 RTSNE_ARGS = {False: ["4000", "400"], True: ["2000", "250"]}
+# RcppML: non-negative matrix factorization of a seeded matrix, half of it zeros; each seed's
+# factors summed to 1e-15 (tests/real/RESULTS.md, eighty-ninth session: the same at one and two
+# threads, alone and under the shim).
+RCPPML_SCRIPT = """suppressMessages(library(RcppML))
+args <- commandArgs(trailingOnly = TRUE)
+rows <- as.integer(args[1]); cols <- as.integer(args[2]); seeds <- as.integer(args[3])
+setRcppMLthreads(as.integer(args[4]))
+set.seed(1)
+A <- matrix(runif(rows * cols), rows, cols)
+A[A < 0.5] <- 0
+for (s in 1:seeds) {
+  m <- nmf(A, k = 30, tol = 1e-12, maxit = 30, seed = s, verbose = FALSE)
+  cat(sprintf("seed %d: w2=%.15g h2=%.15g d=%.15g\\n", s, sum(m$w^2), sum(m$h^2 * seq_along(m$h)), sum(m$d)))
+}
+"""
+RCPPML_ARGS = {False: ["2000", "1500", "2"], True: ["1000", "750", "1"]}
 
 # GROMACS: a 3 nm box of SPC/E water (884 molecules, from gmx's own spc216.gro), energy-minimized
 # once by `prepare`, then run for GMX_STEPS steps of 2 fs with PME. Its threads meet several times
@@ -375,6 +394,17 @@ def run_once(kind, folder, quick, threads, env):
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             digest = hashlib.sha256(r.stdout.encode()).hexdigest()[:16] if r.returncode == 0 else "none"
             line = f"rtsne points={RTSNE_ARGS[quick][0]} checksum={digest}"
+        elif kind == "rcppml":
+            if not os.path.exists("/usr/lib/R/site-library/RcppML"):
+                sys.exit("real_job.py: RcppML is not installed (Debian: apt-get install r-cran-rcppml)")
+            script = os.path.join(tmp, "nmf.R")
+            with open(script, "w") as f:
+                f.write(RCPPML_SCRIPT)
+            n = threads if threads is not None else 0  # RcppML's own default: every CPU
+            r = subprocess.run(["/usr/bin/Rscript", script] + RCPPML_ARGS[quick] + [str(n)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            digest = hashlib.sha256(r.stdout.encode()).hexdigest()[:16] if r.returncode == 0 else "none"
+            line = f"rcppml rows={RCPPML_ARGS[quick][0]} checksum={digest}"
         elif kind == "gmx":
             tpr = os.path.join(folder, "gmx", "topol.tpr")
             if not os.path.exists(GMX) or not os.path.exists(tpr):

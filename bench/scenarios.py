@@ -295,7 +295,7 @@ REAL_NOTE = ("Unmodified Debian programs through bench/real_job.py (its output h
              "(libgomp, teams of num_threads(4) for every LSTM step), xtb = semi-empirical quantum chemistry (caffeine "
              "optimized, then its frequencies: OpenMP on libgomp beside Debian's default pthreads OpenBLAS, whose own "
              "threads spin in sched_yield while they wait, OpenBLAS#3187; its results rounded before hashing, since its "
-             "sums differ in the 12th digit with the thread count), cp2k = cp2k.psmp's PBE energy of two water molecules (libgomp; its energy to 1e-9 Ha), rtsne = R's Rtsne on 4000 seeded points (libgomp; num_threads = the CPUs natively, P/2 static). gmx = GROMACS's mdrun, 1500 steps of 884 waters (libgomp, one rank, `-pin off`; its checksum: atoms, steps done, temperature near 300 K, since fewer threads give another trajectory). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
+             "sums differ in the 12th digit with the thread count), cp2k = cp2k.psmp's PBE energy of two water molecules (libgomp; its energy to 1e-9 Ha), rtsne = R's Rtsne on 4000 seeded points (libgomp; num_threads = the CPUs natively, P/2 static). rcppml = R's RcppML nmf() of a 2000 x 1500 seeded matrix (libgomp, and Eigen's parallel products, whose threads wait for each other in spin loops; setRcppMLthreads: 0 = the CPUs natively, P/2 static). gmx = GROMACS's mdrun, 1500 steps of 884 waters (libgomp, one rank, `-pin off`; its checksum: atoms, steps done, temperature near 300 K, since fewer threads give another trajectory). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
              "`-n <CPUs>`, since its default is one thread), so the pair oversubscribes. `static`: each job limited "
              "to P/2 through its own knob, OMP_NUM_THREADS=P/2 for gm (and gmloop), OpenBLAS, scikit-learn and xtb and `flexbar -n P/2` (no "
              "taskset: the threads may still run on any CPU), cv2.setNumThreads(P/2) for OpenCV, OMP_THREAD_LIMIT=P/2 for "
@@ -381,6 +381,9 @@ ALL = {
     # GROMACS (molecular dynamics, libgomp: its threads meet several times a step) beside gm's
     # blur: a real program that a co-runner on one of its CPUs stalls at every step.
     "real_gmx_gm": lambda build, P, quick=False: real_pair(build, P, quick, "gmx", "gm"),
+    # R's RcppML (Eigen's parallel products spin at their meetings: docs/enforcement.md, ninetieth
+    # session) beside gm's blur.
+    "real_rcppml_gm": lambda build, P, quick=False: real_pair(build, P, quick, "rcppml", "gm"),
     # SciPy on OpenMP OpenBLAS alone beside a CPU hog outside the table: a team that meets at every
     # short region's end, one of its CPUs shared with load the table does not see.
     "real_scipy_hog": real_outside_hog,

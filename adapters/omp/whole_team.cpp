@@ -14,12 +14,15 @@ namespace {
 const char kOwner = 0;
 
 // team_need() on a cache miss: the library's file name, else what it defines, whatever its file
-// is called (a renamed build).
+// is called (a renamed build), else the function that forks (Eigen's products, compiled into any
+// object).
 TeamNeed decide_team_need(const void* site) noexcept {
     Dl_info where{};
-    TeamNeed need = dladdr(site, &where) ? library_team_need(where.dli_fname) : TeamNeed::any;
+    const bool found = dladdr(site, &where) != 0;
+    TeamNeed need = found ? library_team_need(where.dli_fname) : TeamNeed::any;
     if (need == TeamNeed::any && object_defines(site, "openblas_get_config")) need = TeamNeed::whole;
     if (need == TeamNeed::any && object_defines(site, "bli_info_get_version_str")) need = TeamNeed::whole_or_one;
+    if (need == TeamNeed::any && found) need = function_team_need(where.dli_sname);
     return need;
 }
 }  // namespace
@@ -41,6 +44,14 @@ TeamNeed library_team_need(const char* file) noexcept {
         while (dir > file && dir[-1] != '/') --dir;
         if (strncasecmp(dir, "blis-", 5) == 0) return TeamNeed::whole_or_one;
     }
+    return TeamNeed::any;
+}
+
+TeamNeed function_team_need(const char* symbol) noexcept {
+    // Eigen::internal::parallelize_gemm<...>, whatever its template arguments (the functor, the
+    // index type); the prefix names the function itself, not one of its arguments' types.
+    static constexpr char kEigenGemm[] = "_ZN5Eigen8internal16parallelize_gemm";
+    if (symbol && std::strncmp(symbol, kEigenGemm, sizeof kEigenGemm - 1) == 0) return TeamNeed::any_spinning;
     return TeamNeed::any;
 }
 

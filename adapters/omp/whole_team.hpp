@@ -11,7 +11,8 @@
 // such a library keeps it: the shim does not shrink it, and for libgomp the forking thread's
 // dyn-var is off for that one region, so that libgomp's load-average rule does not shrink it
 // either (the allotment is still enforced by confinement). Known today, by file name (and, by
-// construct, libgomp's `parallel sections` of two or more sections: sections_may_meet below):
+// construct, libgomp's `parallel sections` of two or more sections: sections_may_meet below; and
+// Eigen's products, which take any team but spin, by the function that forks: spins_at_meetings):
 //  - OpenBLAS: whole teams only (a team of one waits for ever too);
 //  - BLIS (libblis4-openmp, AMD's AOCL-BLIS): a whole team or a team of one. Each level-3 call
 //    forks num_threads(n) and aborts the program on any other size ("A different number of
@@ -27,8 +28,9 @@
 
 namespace apshim::omp_adapter {
 
-// What a library's regions need of their teams (see above).
-enum class TeamNeed { any, whole, whole_or_one };
+// What a library's regions need of their teams (see above). `any_spinning`: any size, but its
+// threads meet in spin-waits (Eigen's products, spins_at_meetings below).
+enum class TeamNeed { any, whole, whole_or_one, any_spinning };
 
 // What the library holding the code at `site` (a fork's return address) needs. dladdr once per
 // call site, then a cached answer (next_fn.hpp: SiteCache); any thread.
@@ -50,7 +52,7 @@ template <typename SetDynamicFn>
 SetDynamic keep_whole_team(TeamNeed need, const State& s, int& requested, ForkIcvs& icvs, bool& opted_in,
                            SetDynamicFn& set_dynamic, bool can_turn_back) noexcept {
     if (!(icvs.dynamic || opted_in)) return nullptr;
-    if (need == TeamNeed::any) return nullptr;
+    if (need == TeamNeed::any || need == TeamNeed::any_spinning) return nullptr;
     if (need == TeamNeed::whole_or_one &&
         team_size(s, requested, icvs, opted_in) < whole_team_asked(requested, icvs, opted_in)) {
         requested = 1;
@@ -71,7 +73,20 @@ SetDynamic keep_whole_team(TeamNeed need, const State& s, int& requested, ForkIc
 // uses less CPU time in all than that. So while such a region runs the job is not confined
 // below its team (Sample::spinning_team, shim/controller.cpp): its threads run where they would
 // without the shim.
-inline bool spins_at_meetings(TeamNeed need) noexcept { return need == TeamNeed::whole_or_one; }
+//
+// Eigen's parallel matrix products too (Eigen 3.4's `parallelize_gemm`, a header library, so in
+// the program's own objects): each splits a product over the team it gets (it reads
+// omp_get_num_threads(), so any size will do) and its threads wait for each other's packed blocks
+// in `while (info[i].users != 0) {}` and `while (info[j].sync != k) {}`, twice per block of the
+// product. R's RcppML (`nmf()`, libgomp) at allotment 1 took 14.9 s confined against 10.3 s with
+// one thread, 29% of its samples in those two loops (tests/real/RESULTS.md, eighty-ninth session).
+// Told by the function that forks the region (the fork's return address): the template's
+// instantiations are exported from the shared objects that compile it in (OpenMx, glmmTMB, rpf,
+// RcppML: weak symbols `_ZN5Eigen8internal16parallelize_gemm...`), not from executables (no
+// dynamic symbol there: such a program's products stay confined, as before).
+inline bool spins_at_meetings(TeamNeed need) noexcept {
+    return need == TeamNeed::whole_or_one || need == TeamNeed::any_spinning;
+}
 
 // A `parallel sections` region of two or more sections: its sections run at once, each on a thread
 // of its own where the team has them, and may wait for each other in the program's own code, out
@@ -133,5 +148,8 @@ int spinning_team_at_sample(State& s, SpinningSeen& seen) noexcept;
 
 // The decision for a file name (the basename of dladdr's dli_fname), exposed for the unit tests.
 TeamNeed library_team_need(const char* file) noexcept;
+// The decision for the (mangled) name of the function that forks the region (dladdr's dli_sname,
+// null where none), exposed for the unit tests: Eigen's parallelize_gemm spins at its meetings.
+TeamNeed function_team_need(const char* symbol) noexcept;
 
 }  // namespace apshim::omp_adapter

@@ -35,6 +35,10 @@ static inline uint64_t meet_as(int index, int parties, int meetings, long iters,
     return sum;
 }
 
+/* The Eigen stand-in's function (eigen_standin.c), under the name of an instantiation of Eigen's
+ * parallelize_gemm<true, Functor, long>, as its callers declare it too. */
+#define EIGEN_GEMM_STANDIN_SYMBOL __asm__("_ZN5Eigen8internal16parallelize_gemmILb1EN6apshim7standinElEEvRKT0_T1_S6_S6_b")
+
 /* Inside a parallel region, on every thread of its team: meet_as() with the whole team. */
 static inline uint64_t meet(int meetings, long iters, int* arrived, int* sense, int* widest) {
     return meet_as(omp_get_thread_num(), omp_get_num_threads(), meetings, iters, arrived, sense, widest);

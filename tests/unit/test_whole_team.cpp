@@ -1,6 +1,7 @@
 // Which regions keep whole teams where the program allows smaller ones (adapters/omp/whole_team.hpp):
 // OpenBLAS's builds, and BLIS's (whole or one), by file name, and `parallel sections` of two or
-// more sections; and which teams count as spinning.
+// more sections; and which teams count as spinning (BLIS's, and Eigen's products by the function that
+// forks them).
 #include <catch2/catch.hpp>
 
 #include "adapters/omp/whole_team.hpp"
@@ -138,4 +139,20 @@ TEST_CASE("a parallel sections region of two or more sections needs its whole te
     CHECK(fork_team_need(here, 1) == TeamNeed::any);
     CHECK(fork_team_need(here, 2) == TeamNeed::whole);
     CHECK(fork_team_need(nullptr, 3) == TeamNeed::whole);
+}
+
+TEST_CASE("Eigen's parallel products, told by the function that forks, spin at their meetings at any size",
+          "[whole_team]") {
+    using apshim::omp_adapter::function_team_need;
+    using apshim::omp_adapter::spins_at_meetings;
+    // Two of RcppML.so's exported instantiations (Eigen 3.4, R's RcppML 0.3.7), cut short.
+    CHECK(function_team_need("_ZN5Eigen8internal16parallelize_gemmILb1ENS0_12gemm_functorIdlNS0_29general_matrix_"
+                             "matrix_productIldLi0ELb0EdLi1ELb0ELi0ELi1EEE") == TeamNeed::any_spinning);
+    CHECK(function_team_need("_ZN5Eigen8internal16parallelize_gemmILb0ENS0_12gemm_functorIdlE") == TeamNeed::any_spinning);
+    // A function of the program's own that takes Eigen's types, Eigen's other functions, none.
+    CHECK(function_team_need("_Z14projectInPlaceRN6RcppML12SparseMatrixERKN5Eigen6MatrixIdLin1ELin1ELi0ELin1ELin1EEE") ==
+          TeamNeed::any);
+    CHECK(function_team_need("_ZN5Eigen8internal13gemm_functorIdlE") == TeamNeed::any);
+    CHECK(function_team_need(nullptr) == TeamNeed::any);
+    CHECK(spins_at_meetings(TeamNeed::any_spinning));
 }
