@@ -3,7 +3,7 @@
 # Skips apt entirely when every package is already present (fast CI re-runs, offline rebuilds).
 set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config ccache
-      libtbb-dev libomp-dev clang libclang-rt-14-dev libunwind-dev catch2 valgrind unzip libhwloc-dev
+      libtbb-dev libomp-dev clang libclang-rt-14-dev libunwind-dev catch2 valgrind unzip libhwloc-dev libeigen3-dev
       python3 python3-matplotlib procps
       python3-numpy python3-scipy libopenblas0-openmp libblis4-openmp graphicsmagick imagemagick flexbar python3-sklearn python3-opencv
       tesseract-ocr tesseract-ocr-eng fonts-dejavu-core xtb enfuse fasttree)  # real programs: tests/real, bench

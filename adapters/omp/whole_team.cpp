@@ -6,16 +6,22 @@
 #include <algorithm>
 #include <cstring>
 
+#include "adapters/common/elf_symtab.hpp"
 #include "adapters/common/next_fn.hpp"
 
 namespace apshim::omp_adapter {
 namespace {
 // The cache's owner key for these answers (cached_site_answer).
 const char kOwner = 0;
+// Eigen::internal::parallelize_gemm<...>, whatever its template arguments (the functor, the index
+// type): the prefix names the function itself, not one of its arguments' types.
+constexpr char kEigenGemm[] = "_ZN5Eigen8internal16parallelize_gemm";
+// Its instantiations in code without a dynamic symbol (a program of one's own, unstripped).
+PrefixedFunctions g_eigen_gemm_in_symtab{kEigenGemm};
 
 // team_need() on a cache miss: the library's file name, else what it defines, whatever its file
 // is called (a renamed build), else the function that forks (Eigen's products, compiled into any
-// object).
+// object: its dynamic symbol, else its object's .symtab).
 TeamNeed decide_team_need(const void* site) noexcept {
     Dl_info where{};
     const bool found = dladdr(site, &where) != 0;
@@ -23,6 +29,9 @@ TeamNeed decide_team_need(const void* site) noexcept {
     if (need == TeamNeed::any && object_defines(site, "openblas_get_config")) need = TeamNeed::whole;
     if (need == TeamNeed::any && object_defines(site, "bli_info_get_version_str")) need = TeamNeed::whole_or_one;
     if (need == TeamNeed::any && found) need = function_team_need(where.dli_sname);
+    // No exported name (an executable's function, or a hidden one): the file's full symbol table.
+    if (need == TeamNeed::any && found && !where.dli_sname && g_eigen_gemm_in_symtab.contains(site))
+        need = TeamNeed::any_spinning;
     return need;
 }
 }  // namespace
@@ -48,9 +57,6 @@ TeamNeed library_team_need(const char* file) noexcept {
 }
 
 TeamNeed function_team_need(const char* symbol) noexcept {
-    // Eigen::internal::parallelize_gemm<...>, whatever its template arguments (the functor, the
-    // index type); the prefix names the function itself, not one of its arguments' types.
-    static constexpr char kEigenGemm[] = "_ZN5Eigen8internal16parallelize_gemm";
     if (symbol && std::strncmp(symbol, kEigenGemm, sizeof kEigenGemm - 1) == 0) return TeamNeed::any_spinning;
     return TeamNeed::any;
 }

@@ -82,8 +82,9 @@ SetDynamic keep_whole_team(TeamNeed need, const State& s, int& requested, ForkIc
 // one thread, 29% of its samples in those two loops (tests/real/RESULTS.md, eighty-ninth session).
 // Told by the function that forks the region (the fork's return address): the template's
 // instantiations are exported from the shared objects that compile it in (OpenMx, glmmTMB, rpf,
-// RcppML: weak symbols `_ZN5Eigen8internal16parallelize_gemm...`), not from executables (no
-// dynamic symbol there: such a program's products stay confined, as before).
+// RcppML: weak symbols `_ZN5Eigen8internal16parallelize_gemm...`), and an executable's, which
+// exports nothing, are in its file's full symbol table unless it was stripped (a program built
+// from source: adapters/common/elf_symtab.hpp). A stripped executable's products stay confined.
 inline bool spins_at_meetings(TeamNeed need) noexcept {
     return need == TeamNeed::whole_or_one || need == TeamNeed::any_spinning;
 }
