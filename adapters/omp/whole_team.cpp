@@ -17,7 +17,7 @@ const char kOwner = 0;
 // type): the prefix names the function itself, not one of its arguments' types.
 constexpr char kEigenGemm[] = "_ZN5Eigen8internal16parallelize_gemm";
 // Its instantiations in code without a dynamic symbol (a program of one's own, unstripped).
-PrefixedFunctions g_eigen_gemm_in_symtab{kEigenGemm};
+constinit PrefixedFunctions g_eigen_gemm_in_symtab{kEigenGemm};
 
 // team_need() on a cache miss: the library's file name, else what it defines, whatever its file
 // is called (a renamed build), else the function that forks (Eigen's products, compiled into any
