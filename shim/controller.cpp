@@ -113,15 +113,20 @@ static gat::ProcSet usable_procs(const gat::ProcSet& own, const gat::ProcSet& id
     return use_idle ? own | idle : own;
 }
 
-// Whether a team whose threads meet in spin-waits without a yield (BLIS's, a `parallel sections`
-// region's: adapters/omp/whole_team.hpp, Sample::spinning_team) ran lately with more threads than the
-// `cpus` CPUs confinement would give the job (0: none). Then the job is not confined, as without
-// the shim, while such teams run: on fewer CPUs than threads each of their meetings waits for a
-// kernel time slice (a team of 2 on one CPU: 4x its one-thread time, spinning the CPU it has),
-// and a CPU per thread costs less CPU time in all than that. OpenMP's promise keeps the team's
-// size (dyn-var off); the confinement check does not measure meanwhile (it sees nothing to
-// confine), nor does parking throttle (suspend).
-static bool spins_beyond(int spinning_team, int cpus) noexcept { return cpus > 0 && spinning_team > cpus; }
+// Whether a team whose threads meet in spin-waits without a yield (BLIS's, an Eigen product's, a
+// `parallel sections` region's: adapters/omp/whole_team.hpp, Sample::spinning_team) ran lately
+// with more threads than the `cpus` CPUs confinement would give the job (0: none). Then the job is
+// not confined, as without the shim, while such teams run: on fewer CPUs than threads each of
+// their meetings waits for a kernel time slice (a team of 2 on one CPU: 4x its one-thread time,
+// spinning the CPU it has), and a CPU per thread costs less CPU time in all than that. OpenMP's
+// promise keeps the team's size (dyn-var off); the confinement check does not measure meanwhile
+// (it sees nothing to confine), nor does parking throttle (suspend). Not with APSHIM_CONFINE_CHECK=0
+// (`checked` false), which confines every throttled job whatever it costs it: the user's choice
+// of the allotment over the job's time (openbabel's LU, all Eigen products, at allotment 1 used
+// 1.62 CPUs so, and took 4.5 s instead of 8.2; tests/real/RESULTS.md, ninetieth session).
+static bool spins_beyond(int spinning_team, int cpus, bool checked) noexcept {
+    return checked && cpus > 0 && spinning_team > cpus;
+}
 
 // How often the CPU quota is re-read.
 constexpr std::uint64_t kQuotaCheckNs = 1000000000ull;
@@ -707,7 +712,7 @@ bool Controller::checking() const noexcept { return opts_.confine_check && !conf
 bool Controller::allotment_confines() const noexcept {
     const Impl& s = *impl_;
     int confined_to = confine::cpus_for(usable_procs(s.procs, s.idle, opts_.use_idle), s.P);
-    return confined_to > 0 && !spins_beyond(s.spinning_team, confined_to);
+    return confined_to > 0 && !spins_beyond(s.spinning_team, confined_to, opts_.confine_check);
 }
 
 void Controller::spread_for_start() noexcept {
@@ -768,11 +773,11 @@ void Controller::apply_allotment(bool confine_now) noexcept {
             list[i]->set_team_cap(team_cap);
         }
     }
-    bool spinning = confine_now && spins_beyond(s.spinning_team, confine::cpus_for(cpus, s.P));
+    bool spinning = confine_now && spins_beyond(s.spinning_team, confine::cpus_for(cpus, s.P), opts_.confine_check);
     s.spinning_unconfined = spinning;
     if (spinning)
         APSHIM_LOG_ONCE(LogLevel::info, "a team of %d threads that may wait for each other in spin-waits (a library's "
-                        "such as BLIS, or a parallel sections region's) runs: the job is not confined below its team "
+                        "such as BLIS, an Eigen product's, or a parallel sections region's) runs: the job is not confined below its team "
                         "while such teams run, as without apshim", s.spinning_team);
     // Its start, a probe, hand-over bound (confine_check.hpp), or a team that spins (spins_beyond).
     bool suspended = confine_now && (s.check.suspends() || spinning);

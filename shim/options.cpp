@@ -171,7 +171,9 @@ constinit const OptionSpec kSpecs[] = {
      "unconfined probes, and leaves unconfined (as without the shim, said once on stderr) a job that "
      "gets more than 3x as far unconfined: threads that hand work to each other thousands of times a "
      "second, or spin on each other's flags, wait for a context switch at every hand-over when they "
-     "share CPUs. 0 confines every throttled job at once, whatever it costs it",
+     "share CPUs; and leaves unconfined, while they run, teams known to spin at their meetings (BLIS's, "
+     "Eigen's products, parallel sections that stay open). 0 confines every throttled job at once, "
+     "whatever it costs it",
      [](std::string_view t, Options& o) { return parse_bool(t, o.confine_check); }},
     {"APSHIM_CHECK_BOUND", "--check-bound", "1|0", "1 | 0 (also true/false, yes/no, on/off)", "1",
      "1 ends each unconfined window of the confinement check (its start, its probes, a confirmation's "

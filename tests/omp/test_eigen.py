@@ -7,7 +7,9 @@ they run, as a shared object's (omp.*.spinning_team's stand-in): throttled (a st
 holds the rest of a P = 2 table: allotment 1), the trace's confine_check column must read
 `spinning` in most of its rows (with the symbol table not read: none). The native answer alone,
 throttled, at APSHIM_P=8, and throttled with OMP_DYNAMIC=true (Eigen splits its product over the
-team it gets: the shim's team of one)."""
+team it gets: the shim's team of one). With APSHIM_CONFINE_CHECK=0, the user's choice of the
+allotment whatever it costs, the products are confined: no `spinning` row (with the option not
+heeded, every row)."""
 import sys
 
 from apshim_test import Check, CoRunner, Shim, require_two_cpus, stdout_words
@@ -45,6 +47,15 @@ check.expect(rows and spinning >= len(rows) // 2,
              f"throttled: Eigen's products ran unconfined, the trace says so ({spinning} of {len(rows)} rows "
              f"`spinning`; at least half)")
 run("P=8", shim.env(P=8, gat=shim.path("gat-p8")))
+env = shim.env(P=2, gat=shim.path("gat-strict"), trace=shim.path("trace-strict-%p.csv"), APSHIM_CONFINE_CHECK="0")
+with CoRunner(shim, env, 2):
+    run("APSHIM_CONFINE_CHECK=0, throttled", env)
+rows = shim.trace_rows("trace-strict-")
+phases = {r.get("confine_check") for r in rows}
+on_one = sum(1 for r in rows if float(r.get("cpus", 0)) == 1)
+check.expect(rows and "spinning" not in phases and on_one >= len(rows) // 2,
+             f"APSHIM_CONFINE_CHECK=0, throttled: the products confined to one CPU (confine_check {sorted(phases)}, "
+             f"{on_one} of {len(rows)} rows on 1 CPU)")
 env = shim.env(P=2, gat=shim.path("gat-dynamic"), OMP_DYNAMIC="true")
 with CoRunner(shim, env, 2):
     run("OMP_DYNAMIC=true, throttled", env)
