@@ -313,6 +313,19 @@ def run_work(kind, script, args, env):
     return (last.split(" time_s=")[0] if "checksum=" in last else f"{kind} checksum=none"), r
 
 
+def run_r_script(tmp, package, debian, script_text, args, env):
+    """An R package's work: `script_text` written into tmp and run by Rscript with `args`. Returns
+    (the SHA-256 prefix of its stdout, or "none" where it failed; the CompletedProcess)."""
+    if not os.path.exists(f"/usr/lib/R/site-library/{package}"):
+        sys.exit(f"real_job.py: {package} is not installed (Debian: apt-get install {debian})")
+    script = os.path.join(tmp, f"{package}.R")
+    with open(script, "w") as f:
+        f.write(script_text)
+    r = subprocess.run(["/usr/bin/Rscript", script] + args, env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True)
+    return (hashlib.sha256(r.stdout.encode()).hexdigest()[:16] if r.returncode == 0 else "none"), r
+
+
 def run_once(kind, folder, quick, threads, env):
     """One run of the program on the prepared inputs: (the line to print, the CompletedProcess)."""
     env = dict(env)  # numpy prepends to LD_LIBRARY_PATH: once per run, not once more per repetition
@@ -384,26 +397,12 @@ def run_once(kind, folder, quick, threads, env):
                 energy = f"{float(m[-1]):.9f}" if m else None
             line = f"cp2k waters=2 checksum={energy or 'none'}"
         elif kind == "rtsne":
-            if not os.path.exists("/usr/lib/R/site-library/Rtsne"):
-                sys.exit("real_job.py: Rtsne is not installed (Debian: apt-get install r-cran-rtsne)")
-            script = os.path.join(tmp, "rt.R")
-            with open(script, "w") as f:
-                f.write(RTSNE_SCRIPT)
             n = threads if threads is not None else len(os.sched_getaffinity(0))
-            r = subprocess.run(["/usr/bin/Rscript", script] + RTSNE_ARGS[quick] + [str(n)], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-            digest = hashlib.sha256(r.stdout.encode()).hexdigest()[:16] if r.returncode == 0 else "none"
+            digest, r = run_r_script(tmp, "Rtsne", "r-cran-rtsne", RTSNE_SCRIPT, RTSNE_ARGS[quick] + [str(n)], env)
             line = f"rtsne points={RTSNE_ARGS[quick][0]} checksum={digest}"
         elif kind == "rcppml":
-            if not os.path.exists("/usr/lib/R/site-library/RcppML"):
-                sys.exit("real_job.py: RcppML is not installed (Debian: apt-get install r-cran-rcppml)")
-            script = os.path.join(tmp, "nmf.R")
-            with open(script, "w") as f:
-                f.write(RCPPML_SCRIPT)
             n = threads if threads is not None else 0  # RcppML's own default: every CPU
-            r = subprocess.run(["/usr/bin/Rscript", script] + RCPPML_ARGS[quick] + [str(n)], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-            digest = hashlib.sha256(r.stdout.encode()).hexdigest()[:16] if r.returncode == 0 else "none"
+            digest, r = run_r_script(tmp, "RcppML", "r-cran-rcppml", RCPPML_SCRIPT, RCPPML_ARGS[quick] + [str(n)], env)
             line = f"rcppml rows={RCPPML_ARGS[quick][0]} checksum={digest}"
         elif kind == "gmx":
             tpr = os.path.join(folder, "gmx", "topol.tpr")

@@ -11,9 +11,9 @@
 // or foreign file reads as having none. Allocates nothing; the calling thread's errno is kept.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <atomic>
 
 namespace apshim {
 
