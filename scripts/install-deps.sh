@@ -6,7 +6,8 @@ PKGS=(build-essential cmake ninja-build pkg-config ccache
       libtbb-dev libomp-dev clang libclang-rt-14-dev libunwind-dev catch2 valgrind unzip libhwloc-dev libeigen3-dev
       python3 python3-matplotlib procps
       python3-numpy python3-scipy libopenblas0-openmp libblis4-openmp graphicsmagick imagemagick flexbar python3-sklearn python3-opencv
-      tesseract-ocr tesseract-ocr-eng fonts-dejavu-core xtb enfuse fasttree)  # real programs: tests/real, bench
+      tesseract-ocr tesseract-ocr-eng fonts-dejavu-core xtb enfuse fasttree  # real programs: tests/real, bench
+      openmpi-bin libopenmpi-dev)  # MPI + OpenMP, each rank a job: omp.gcc.mpi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
