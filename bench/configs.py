@@ -34,6 +34,12 @@ def load_balance(job, sc):
     return [], {"OMP_DYNAMIC": "true", "KMP_DYNAMIC_MODE": "load_balance"}
 
 
+def mpi_bind(job, sc):
+    # Open MPI binds each rank to a core (its default for two ranks; `mpirun --bind-to core`), so
+    # each rank's OpenMP runtime sees one CPU and starts one thread. No effect on other programs.
+    return [], {"OMPI_MCA_hwloc_base_binding_policy": "core"}
+
+
 def one_worker(job, sc):
     # One worker, alone (bench/run.py runs this configuration's jobs one after another): the
     # job's work T1 for the greedy bound T1/P̄ + T∞ (Sen Theorem 3, experiment P3).
@@ -108,6 +114,7 @@ ALL = {
     "static": static_split,
     "load_balance": load_balance,
     "one-worker": one_worker,
+    "mpi-bind": mpi_bind,
     "backoff-1ms": backoff(1, 1_000),
     "backoff-10ms": backoff(10, 10_000_000),
     "backoff-50ms": backoff(50, 50_000_000),
@@ -136,6 +143,7 @@ META = {
     "passive": "OMP_WAIT_POLICY=passive (idle OpenMP threads sleep at once)",
     "static": "static equipartition: each job --threads P/J, J = jobs in the scenario",
     "load_balance": "libomp's adaptive mode: OMP_DYNAMIC=true KMP_DYNAMIC_MODE=load_balance",
+    "mpi-bind": "Open MPI binds each rank to a core (OMPI_MCA_hwloc_base_binding_policy=core): one OpenMP thread a rank",
     "one-worker": "--threads 1, each job alone (the one-worker time T1 for the greedy bound)",
     "backoff-1ms": "tuned backoff, no allotment: KMP_BLOCKTIME=1 GOMP_SPINCOUNT=1000 (the shim's own setting)",
     "backoff-10ms": "backoff: KMP_BLOCKTIME=10 GOMP_SPINCOUNT=10000000",

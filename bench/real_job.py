@@ -20,6 +20,10 @@ apshim-cap) becomes the program's own knob, and the job prints one line
     real_job.py cp2k DIR [--threads N]          cp2k.psmp: the PBE energy of two water molecules (OpenMP,
                                                 libgomp; one MPI rank, no mpirun); quick too (one molecule
                                                 takes longer: more SCF steps)
+    real_job.py cp2kmpi DIR [--threads N]       the same energy by two MPI ranks of cp2k.psmp, each an OpenMP
+                                                process (`mpirun -np 2`), unbound unless the environment
+                                                binds them (OMPI_MCA_hwloc_base_binding_policy; the
+                                                `mpi-bind` configuration): each rank a job of its own
     real_job.py rtsne DIR [--threads N]         R's Rtsne (OpenMP, libgomp): 4000 x 30 points, 400 iterations
                                                 (quick: 2000, 250)
     real_job.py rcppml DIR [--threads N]        R's RcppML nmf() (OpenMP, libgomp, and Eigen's parallel products
@@ -35,7 +39,8 @@ a user would type; OpenCV runs its oneTBB arena at one thread per CPU; tesseract
 threads whatever the CPUs (num_threads(4)). With --threads N: OMP_NUM_THREADS=N (gm, OpenBLAS,
 scikit-learn), `flexbar -n N`, cv2.setNumThreads(N) (OpenCV), OMP_THREAD_LIMIT=N (tesseract, whose
 num_threads clause overrides OMP_NUM_THREADS: the knob its users are told to set),
-OMP_NUM_THREADS=N for xtb (which its pthreads OpenBLAS reads too) and cp2k, Rtsne's num_threads
+OMP_NUM_THREADS=N for xtb (which its pthreads OpenBLAS reads too) and cp2k (N/2 for each of cp2kmpi's
+two ranks: N threads in all; without --threads, one per CPU for each rank), Rtsne's num_threads
 argument (one per CPU without --threads: the package's default is one thread, so a user who wants
 it parallel names a count), RcppML's setRcppMLthreads (its default, 0, is one per CPU), `gmx mdrun -ntomp N` (GROMACS: one OpenMP thread per CPU without it).
 The inputs' sizes (written by `prepare`, --quick for smaller ones) decide the run times: about 2-5 s each
@@ -79,6 +84,7 @@ REPEAT = max(1, int(os.environ.get("BENCH_REPEAT", "1")))
 # BENCH_OUTSIDE_HOG=1: a process outside the shim and its table (no LD_PRELOAD, no APSHIM_*) spins
 # on one CPU for as long as the job runs, as a user's compile or browser would: load no table sees.
 HOG = os.environ.get("BENCH_OUTSIDE_HOG") == "1"
+MPI_RANKS = 2  # cp2kmpi's
 # BENCH_WIDTH=N: without --threads, each program runs N threads instead of one per CPU
 # (OMP_NUM_THREADS=N, `flexbar -n N`, cv2.setNumThreads(N)), as a program sized for a machine with
 # N cores runs here. bench/run.py drops the caller's OMP_* variables, so this is the way to ask.
@@ -381,21 +387,27 @@ def run_once(kind, folder, quick, threads, env):
                 r = subprocess.run(["/usr/bin/xtb", "caffeine.xyz", "--" + task], env=env, cwd=tmp, stdout=out,
                                    stderr=subprocess.DEVNULL)
             line = f"xtb caffeine {task} checksum={xtb_checksum(tmp) if r.returncode == 0 else 'none'}"
-        elif kind == "cp2k":
+        elif kind in ("cp2k", "cp2kmpi"):
             if not os.path.exists("/usr/bin/cp2k.psmp"):
                 sys.exit("real_job.py: cp2k is not installed (Debian: apt-get install cp2k)")
             with open(os.path.join(tmp, "h2o.inp"), "w") as f:
                 f.write(CP2K_INPUT.format(coords="\n".join("      " + a for a in WATERS)))
-            # Open MPI refuses root unless told, and looks for networks a single rank does not need.
+            # Open MPI refuses root unless told, and looks for networks its ranks here do not need.
             env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl="self,vader")
-            r = subprocess.run(["/usr/bin/cp2k.psmp", "-i", "h2o.inp", "-o", "out.txt"], env=env, cwd=tmp,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            argv = ["/usr/bin/cp2k.psmp", "-i", "h2o.inp", "-o", "out.txt"]
+            if kind == "cp2kmpi":
+                # Unbound, as Open MPI leaves ranks past two on one socket, unless the user binds them.
+                env.setdefault("OMPI_MCA_hwloc_base_binding_policy", "none")
+                if threads is not None:
+                    env["OMP_NUM_THREADS"] = str(max(1, threads // MPI_RANKS))
+                argv = ["/usr/bin/mpirun", "-np", str(MPI_RANKS)] + argv
+            r = subprocess.run(argv, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             energy = None
             if r.returncode == 0:
                 with open(os.path.join(tmp, "out.txt")) as f:
                     m = re.findall(r"ENERGY\| Total FORCE_EVAL.*?(-?\d+\.\d+)\s*$", f.read(), re.M)
                 energy = f"{float(m[-1]):.9f}" if m else None
-            line = f"cp2k waters=2 checksum={energy or 'none'}"
+            line = f"{kind} waters=2 checksum={energy or 'none'}"
         elif kind == "rtsne":
             n = threads if threads is not None else len(os.sched_getaffinity(0))
             digest, r = run_r_script(tmp, "Rtsne", "r-cran-rtsne", RTSNE_SCRIPT, RTSNE_ARGS[quick] + [str(n)], env)

@@ -295,7 +295,7 @@ REAL_NOTE = ("Unmodified Debian programs through bench/real_job.py (its output h
              "(libgomp, teams of num_threads(4) for every LSTM step), xtb = semi-empirical quantum chemistry (caffeine "
              "optimized, then its frequencies: OpenMP on libgomp beside Debian's default pthreads OpenBLAS, whose own "
              "threads spin in sched_yield while they wait, OpenBLAS#3187; its results rounded before hashing, since its "
-             "sums differ in the 12th digit with the thread count), cp2k = cp2k.psmp's PBE energy of two water molecules (libgomp; its energy to 1e-9 Ha), rtsne = R's Rtsne on 4000 seeded points (libgomp; num_threads = the CPUs natively, P/2 static). rcppml = R's RcppML nmf() of a 2000 x 1500 seeded matrix (libgomp, and Eigen's parallel products, whose threads wait for each other in spin loops; setRcppMLthreads: 0 = the CPUs natively, P/2 static). gmx = GROMACS's mdrun, 1500 steps of 884 waters (libgomp, one rank, `-pin off`; its checksum: atoms, steps done, temperature near 300 K, since fewer threads give another trajectory). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
+             "sums differ in the 12th digit with the thread count), cp2k = cp2k.psmp's PBE energy of two water molecules (libgomp; its energy to 1e-9 Ha), cp2kmpi = the same by two MPI ranks (`mpirun -np 2`, unbound unless `mpi-bind`; each rank a job; static: its --threads N split over the ranks, at least one each), rtsne = R's Rtsne on 4000 seeded points (libgomp; num_threads = the CPUs natively, P/2 static). rcppml = R's RcppML nmf() of a 2000 x 1500 seeded matrix (libgomp, and Eigen's parallel products, whose threads wait for each other in spin loops; setRcppMLthreads: 0 = the CPUs natively, P/2 static). gmx = GROMACS's mdrun, 1500 steps of 884 waters (libgomp, one rank, `-pin off`; its checksum: atoms, steps done, temperature near 300 K, since fewer threads give another trajectory). `native`: each program's default width (OpenMP: one thread per CPU; flexbar: "
              "`-n <CPUs>`, since its default is one thread), so the pair oversubscribes. `static`: each job limited "
              "to P/2 through its own knob, OMP_NUM_THREADS=P/2 for gm (and gmloop), OpenBLAS, scikit-learn and xtb and `flexbar -n P/2` (no "
              "taskset: the threads may still run on any CPU), cv2.setNumThreads(P/2) for OpenCV, OMP_THREAD_LIMIT=P/2 for "
@@ -323,13 +323,13 @@ def real_pair(build, P, quick=False, first="gm", second="numpy", configs=None):
                     prepare=prepare)
 
 
-def real_solo(build, P, quick=False, kind="tesseract"):
+def real_solo(build, P, quick=False, kind="tesseract", configs=None):
     """One real program alone: what the shim does to a job nobody competes with (its idle
     processors), against a user's own thread limit (static: P threads; one-worker: 1)."""
     pair = real_pair(build, P, quick, kind, kind)
     job = Job(kind, pair.jobs[0].argv, 0.0)
     return Scenario(f"real_{kind}", f"A real program alone: {kind}.", [job],
-                    ["native", "static", "one-worker", "apshim"], 2 if quick else 5, P, notes=REAL_NOTE,
+                    configs or ["native", "static", "one-worker", "apshim"], 2 if quick else 5, P, notes=REAL_NOTE,
                     prepare=pair.prepare)
 
 
@@ -378,6 +378,12 @@ ALL = {
     # sweep (tests/real/RESULTS.md): cp2k (quantum chemistry, long regions) beside Rtsne (R).
     "real_cp2k_rtsne": lambda build, P, quick=False: real_pair(build, P, quick, "cp2k", "rtsne",
                                                             ["native", "static", "apshim"]),
+    # MPI + OpenMP: cp2k.psmp's two ranks unbound (each a job of its own, each starting a thread per
+    # CPU), alone and beside gm's blur, against one thread per rank (static) and Open MPI's binding.
+    "real_cp2kmpi": lambda build, P, quick=False: real_solo(build, P, quick, "cp2kmpi",
+                                                         ["native", "static", "mpi-bind", "apshim"]),
+    "real_cp2kmpi_gm": lambda build, P, quick=False: real_pair(build, P, quick, "cp2kmpi", "gm",
+                                                            ["native", "static", "mpi-bind", "apshim"]),
     # GROMACS (molecular dynamics, libgomp: its threads meet several times a step) beside gm's
     # blur: a real program that a co-runner on one of its CPUs stalls at every step.
     "real_gmx_gm": lambda build, P, quick=False: real_pair(build, P, quick, "gmx", "gm"),
