@@ -97,7 +97,8 @@ def apshim(policy="wsap", eta=None, est_cycle_ms=None, cap=False, dynamic=False,
         if est_cycle_ms is not None:
             env["APSHIM_EST_CYCLE_MS"] = str(est_cycle_ms)
         if sc.trace_pattern:
-            env["APSHIM_TRACE"] = sc.trace_pattern.format(job=job.name)
+            pattern = sc.ranks_trace_pattern if job.ranks else sc.trace_pattern
+            env["APSHIM_TRACE"] = pattern.format(job=job.name)
         argv = ["--threads", str(max(1, sc.P // 2))] if cap else []
         return argv, env
     configure.est_cycle_ms = est_cycle_ms or DEFAULT_EST_CYCLE_MS

@@ -66,9 +66,10 @@ def run_once(sc, config_name, rep, out_dir):
     configure = configs.ALL[config_name]
     gat_dir = tempfile.mkdtemp(prefix="apshim-bench-")
     sc.gat_path = os.path.join(gat_dir, "gat")
-    sc.trace_pattern = None
+    sc.trace_pattern = sc.ranks_trace_pattern = None
     if configs.is_shim(config_name):
         sc.trace_pattern = os.path.join(out_dir, f"trace-{config_name}-r{rep}-{{job}}.csv")
+        sc.ranks_trace_pattern = os.path.join(out_dir, f"trace-{config_name}-r{rep}-{{job}}-rank%p.csv")
     results, lock = [], threading.Lock()
     solo = sc.solo or config_name == ALONE
 
@@ -128,7 +129,12 @@ def calibrate(sc):
 
 
 def read_trace(out_dir, config, rep, job):
+    """The job's trace rows; of a job of several ranks (Job.ranks: a trace per process), its first
+    rank's (the lowest pid), so that P̄ and the plots read one rank."""
     path = os.path.join(out_dir, f"trace-{config}-r{rep}-{job}.csv")
+    ranks = sorted(f for f in os.listdir(out_dir) if f.startswith(f"trace-{config}-r{rep}-{job}-rank"))
+    if not os.path.exists(path) and ranks:
+        path = os.path.join(out_dir, min(ranks, key=lambda f: int(re.sub(r"\D", "", f.rsplit("rank", 1)[1]))))
     try:
         with open(path) as f:
             return list(csv.DictReader(f))

@@ -25,8 +25,10 @@ import tempfile
 
 class Job:
     def __init__(self, name, argv, arrival_s=0.0, env=None, accepts_threads=True, span_fraction=None,
-                 arrival_frac=None):
+                 arrival_frac=None, ranks=False):
         self.name, self.argv, self.arrival_s = name, argv, arrival_s
+        # Several processes at once, each a job of its own in the table (MPI ranks): a trace each.
+        self.ranks = ranks
         self.env = env or {}
         self.accepts_threads = accepts_threads
         self.span_fraction = span_fraction
@@ -42,7 +44,7 @@ class Scenario:
         self.calibrate, self.notes, self.prepare = calibrate, notes, prepare
         self.calibrated_T = None
         self.P_override = False
-        self.shim_lib = self.gat_path = self.trace_pattern = None
+        self.shim_lib = self.gat_path = self.trace_pattern = self.ranks_trace_pattern = None
 
     def max_concurrent(self):
         return 1 if self.solo else len(self.jobs)
@@ -284,6 +286,7 @@ def haselsteiner(build, P, quick=False, runtime="omp_clang"):
                           "backoff knob (its scheduler backs off by itself).")
 
 
+MPI_KINDS = ("cp2kmpi",)  # real_job.py's programs started by mpirun: several ranks, each a job
 REAL_JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "real_job.py")
 REAL_NOTE = ("Unmodified Debian programs through bench/real_job.py (its output hashed into the checksum): gm = "
              "GraphicsMagick `convert -blur 0x24` x3 (OpenMP, libgomp), gmloop = a pipeline of short gm processes (10 "
@@ -310,8 +313,8 @@ def real_pair(build, P, quick=False, first="gm", second="numpy", configs=None):
     # Inputs outside the build (which may be someone else's read-only snapshot), cached per user.
     folder = os.path.join(tempfile.gettempdir(), f"apshim-real-inputs-{os.getuid()}" + ("-quick" if quick else ""))
     names = [first, second] if first != second else [f"{first}_a", f"{second}_b"]
-    jobs = [Job(names[0], [REAL_JOB, first, folder], 0.0),
-            Job(names[1], [REAL_JOB, second, folder], 0.2 if quick else 0.5)]
+    jobs = [Job(names[0], [REAL_JOB, first, folder], 0.0, ranks=first in MPI_KINDS),
+            Job(names[1], [REAL_JOB, second, folder], 0.2 if quick else 0.5, ranks=second in MPI_KINDS)]
 
     def prepare():
         r = subprocess.run([REAL_JOB, "prepare", folder] + (["--quick"] if quick else []))
@@ -327,7 +330,7 @@ def real_solo(build, P, quick=False, kind="tesseract", configs=None):
     """One real program alone: what the shim does to a job nobody competes with (its idle
     processors), against a user's own thread limit (static: P threads; one-worker: 1)."""
     pair = real_pair(build, P, quick, kind, kind)
-    job = Job(kind, pair.jobs[0].argv, 0.0)
+    job = Job(kind, pair.jobs[0].argv, 0.0, ranks=pair.jobs[0].ranks)
     return Scenario(f"real_{kind}", f"A real program alone: {kind}.", [job],
                     configs or ["native", "static", "one-worker", "apshim"], 2 if quick else 5, P, notes=REAL_NOTE,
                     prepare=pair.prepare)
