@@ -392,8 +392,10 @@ def run_once(kind, folder, quick, threads, env):
                 sys.exit("real_job.py: cp2k is not installed (Debian: apt-get install cp2k)")
             with open(os.path.join(tmp, "h2o.inp"), "w") as f:
                 f.write(CP2K_INPUT.format(coords="\n".join("      " + a for a in WATERS)))
-            # Open MPI refuses root unless told, and looks for networks its ranks here do not need.
-            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl="self,vader")
+            # Open MPI refuses root unless told, looks for networks its ranks here do not need, and
+            # without `isolated` wants ssh to start ranks even on this machine.
+            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl="self,vader",
+                       OMPI_MCA_plm="isolated")
             argv = ["/usr/bin/cp2k.psmp", "-i", "h2o.inp", "-o", "out.txt"]
             if kind == "cp2kmpi":
                 # Unbound, as Open MPI leaves ranks past two on one socket, unless the user binds them.

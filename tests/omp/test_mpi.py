@@ -30,8 +30,10 @@ if not MPIRUN:
 shim = Shim(build)
 check = Check("omp.mpi")
 ROUNDS, N = "400", "100000"
-# mpirun refuses to run as root without these; with them it runs as for any user.
-MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+# mpirun refuses to run as root without these; with them it runs as for any user. `isolated`:
+# ranks on this machine only, started without ssh (Open MPI's default launcher, rsh, refuses to
+# start where no ssh or rsh is installed, as on a fresh Debian 12 with install-deps' packages).
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_plm": "isolated"}
 
 
 def mpirun(*options):
