@@ -132,9 +132,11 @@ def read_trace(out_dir, config, rep, job):
     """The job's trace rows; of a job of several ranks (Job.ranks: a trace per process), its first
     rank's (the lowest pid), so that P̄ and the plots read one rank."""
     path = os.path.join(out_dir, f"trace-{config}-r{rep}-{job}.csv")
-    ranks = sorted(f for f in os.listdir(out_dir) if f.startswith(f"trace-{config}-r{rep}-{job}-rank"))
-    if not os.path.exists(path) and ranks:
-        path = os.path.join(out_dir, min(ranks, key=lambda f: int(re.sub(r"\D", "", f.rsplit("rank", 1)[1]))))
+    if not os.path.exists(path):
+        prefix = f"trace-{config}-r{rep}-{job}-rank"
+        ranks = [f for f in os.listdir(out_dir) if f.startswith(prefix)]
+        if ranks:
+            path = os.path.join(out_dir, min(ranks, key=lambda f: int(f[len(prefix):].split(".")[0])))
     try:
         with open(path) as f:
             return list(csv.DictReader(f))

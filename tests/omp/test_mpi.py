@@ -19,7 +19,7 @@ import resource
 import shutil
 import sys
 
-from apshim_test import Check, CoRunner, Shim, require_two_cpus
+from apshim_test import Check, CoRunner, Shim, require_two_cpus, stdout_words
 
 require_two_cpus("two ranks, each on a CPU of its own")
 build, prog = sys.argv[1], sys.argv[2]
@@ -44,7 +44,9 @@ def parse(out):
     """(checksum or None, {rank: {"team", "max_threads", "cpus"}}) from the ranks' lines."""
     total, ranks = None, {}
     for line in out.splitlines():
-        words = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
+        if not line.startswith("omp_mpi "):
+            continue
+        words = stdout_words(line)
         if "checksum" in words:
             total = words["checksum"]
         elif "rank" in words:
