@@ -68,13 +68,15 @@ fetching=$!
 #     (whose programs' flushes libomp's hook turns into yields: a question of thread safety;
 #     about 20 s under TSan); omp.*.contract the same way (OpenMP's promises alone, throttled
 #     and above the cores: each runtime's fork and team-size hooks run under both sanitizers in
-#     omp.*.kinds, bind and yield; 25 s), and omp.gcc.enforce_taskred under TSan only (its task
+#     omp.*.kinds and yield; 25 s), and omp.gcc.enforce_taskred under TSan only (its task
 #     reductions, GOMP_parallel_reductions' hook, run under ASan in omp.gcc.contract; 9 s);
 #     omp.*.eigen the same way (the .symtab reader, adapters/common/elf_symtab.cpp, runs in both
 #     runtimes' fork hooks alike; 4 s each);
 #     omp.*.{corun,kinds_corun} the same way too (two jobs in one table, DP's split read from the
 #     table and the teams: the table's code is the same for both runtimes, each runtime's team
-#     hooks run under both in kinds, bind and yield; 14 s)
+#     hooks run under both in kinds and yield; 14 s); omp.*.bind the same way (a binding read from
+#     the environment, the same code in every process whatever its runtime, and each runtime's
+#     bound team held by parking: the hold's code runs under both in bind_tasks; 33 s)
 #   not under either: omp.clang.runtime, taskloop and waits (libomp's runtime loops go through
 #     the dispatch hooks, its taskloop tasks and waits through the OMPT callbacks, that
 #     omp.clang.kinds and turns run; gcc's stay for libgomp's runtime-loop, taskloop and
@@ -97,7 +99,7 @@ fetching=$!
 SAN_DECIDES='(own_dynamic|outside_load|whole_team|width|phases|spinning_team)'
 SAN_DECIDES_CLANG_TSAN='(own_dynamic|outside_load|whole_team|width|phases)'
 SAN_WIDTH='(outside_load|width|phases)'
-SAN_ONE_RUNTIME_EACH='(sweeps|handover|contract|corun|kinds_corun|eigen)'
+SAN_ONE_RUNTIME_EACH='(sweeps|handover|contract|corun|kinds_corun|eigen|bind)'
 SAN_EXCLUDE_address='^(cost\..*|matrix\..*|omp\..*\.'"$SAN_DECIDES"'|omp\.clang\.'"$SAN_ONE_RUNTIME_EACH"'|omp\.clang\.plugin|omp\.clang\.copies|omp\.clang\.(runtime|taskloop|waits)|omp\.gcc\.(taskloop|waits|enforce_taskred)|omp\..*\.(tasks|measure|enforce|many_threads|turns)|omp\.clang\.(blocktime|kmp_roots)|omp\.gcc\.hwloc|mixed\..*\.one_allotment|fault\.campaign_short|cli\.status_and_gc|shim\.clean_stack|shim\.stopped_corunner|shim\.cpuset_change|tbb\.measure|tbb\.converge|tbb\.corun|tbb\.refinalize|omp\.gcc\.bind_shared_cpu|omp\.gcc\.mpi)$'
 SAN_EXCLUDE_thread='^(cost\..*|matrix\..*|omp\.clang\.(runtime|taskloop|waits|tasks)|omp\.clang\.'"$SAN_DECIDES_CLANG_TSAN"'|omp\.gcc\.'"$SAN_WIDTH"'|mixed\.clang\.one_allotment|omp\.gcc\.'"$SAN_ONE_RUNTIME_EACH"'|omp\..*\.(measure|enforce|lend|many_threads)|omp\.gcc\.copies|cli\.status_and_gc|shim\.clean_stack|shim\.bad_options_and_tables|shim\.stopped_lock_holder|shim\.check_without_answers|shim\.windows_end_early|shim\.stopped_corunner|shim\.cpuset_change|shim\.confine_impossible|tbb\.measure|tbb\.lend|tbb\.converge|tbb\.corun|tbb\.refinalize|tbb\.no_leak.*|omp\.gcc\.bind_shared_cpu|omp\.gcc\.mpi)$'
 SAN_LOGS="$PWD/build-sanitizer-reports"
