@@ -105,9 +105,8 @@ def run_watched(argv, env, timeout):
 # about 3.0 s and 2.6 s with one thread. cpus_used needs 0.5 s after its 0.3 s skip, unheld too.
 # Under a sanitizer, where the CPU share is printed and not judged (below), smaller runs of the
 # same shapes: clang's two regions of six, gcc's fib(41) for fib(44) (a quarter of the tasks);
-# 35 s of CI's budget a sanitizer before (ninety-second session).
-small = any_sanitizer_preloaded()
-reps, n = ("2", "41") if small else ("6", "44")
+# they took 35 s of CI's budget under each sanitizer before (ninety-second session).
+reps, n = ("2", "41") if any_sanitizer_preloaded() else ("6", "44")
 cases = {"clang": (("untied fib, single nowait", [prog, "fibu", "36", "12", reps]),
                    ("tied fib, single", [prog, "fib", "35", "14", reps])),
          "gcc": (("untied fib, single nowait, one region", [prog, "fibu", n, "12", "1"]),
